@@ -1,0 +1,52 @@
+"""Typed errors: the core raises them, the CLI turns each into one line on stderr and exit 2."""
+
+from __future__ import annotations
+
+
+class RankautopsyError(Exception):
+    """A user-facing failure, with an optional location (`path:line: rule-id:`) and hint."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        rule_id: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+        self.line = line
+        self.rule_id = rule_id
+        self.hint = hint
+
+    def __str__(self) -> str:
+        where = ""
+        if self.path is not None:
+            where = self.path if self.line is None else f"{self.path}:{self.line}"
+            where += ": "
+        if self.rule_id is not None:
+            where += f"{self.rule_id}: "
+        text = f"{where}{self.message}"
+        return f"{text} ({self.hint})" if self.hint else text
+
+
+class InputError(RankautopsyError):
+    """A path that is missing, empty or holds nothing readable."""
+
+
+class UsageError(RankautopsyError):
+    """An option that makes no sense (a bad --boot-time, an unknown format...)."""
+
+
+class RulePackError(RankautopsyError):
+    """A rule pack that cannot be loaded; `problems` holds every problem found, each a full line."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__(problems[0] if len(problems) == 1 else f"{len(problems)} problems in rule packs")
+        self.problems = problems
+
+    def __str__(self) -> str:
+        return "\n".join(self.problems)

@@ -1,0 +1,234 @@
+"""The data model shared by every stage: small, frozen, typed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+
+class Cause(StrEnum):
+    """Root causes and symptoms; the values are the stable ids of the JSON contract."""
+
+    HOST_OOM = "host_oom"
+    CUDA_OOM = "cuda_oom"
+    PYTHON_EXCEPTION = "python_exception"
+    SEGFAULT = "segfault"
+    ABORT = "abort"
+    BUS_ERROR = "bus_error"
+    CUDA_ERROR = "cuda_error"
+    GPU_HARDWARE = "gpu_hardware"
+    NCCL_ERROR = "nccl_error"
+    KILLED = "killed"
+    SILENT_EXIT = "silent_exit"
+    HANG = "hang"
+    TIME_LIMIT = "time_limit"
+    # symptoms: consequences of another rank's death, never a root cause while a cause exists
+    COLLECTIVE_TIMEOUT = "collective_timeout"
+    PEER_LOST = "peer_lost"
+    LAUNCHER_TEARDOWN = "launcher_teardown"
+    WATCHDOG_ABORT = "watchdog_abort"
+    # neither: progress and context lines
+    PROGRESS = "progress"
+    CONTEXT = "context"
+
+    @property
+    def is_symptom(self) -> bool:
+        return self in _SYMPTOMS
+
+
+_SYMPTOMS = frozenset(
+    {Cause.COLLECTIVE_TIMEOUT, Cause.PEER_LOST, Cause.LAUNCHER_TEARDOWN, Cause.WATCHDOG_ABORT}
+)
+
+
+class Role(StrEnum):
+    CAUSE = "cause"
+    SYMPTOM = "symptom"
+    PROGRESS = "progress"
+    CONTEXT = "context"
+
+
+class StreamKind(StrEnum):
+    RANK_LOG = "rank_log"  # one rank's output
+    CONSOLE = "console"  # a launcher console: ranks interleaved, launcher lines unprefixed
+    KERNEL = "kernel"  # dmesg / journalctl -k / kern.log
+    ERROR_JSON = "error_json"  # torchrun's per-rank error file
+
+
+class Confidence(StrEnum):
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+
+
+class Fate(StrEnum):
+    FIRST_DEATH = "first_death"  # the culprit (a death, or a hang culprit)
+    DIED = "died"  # died of its own cause, but after the first death
+    COLLATERAL = "collateral"  # timed out / lost its peer because of the first death
+    TORN_DOWN = "torn_down"  # killed by the launcher or scheduler during teardown
+    EXITED_CLEAN = "exited_clean"
+    RUNNING = "running"  # no sign of an end: still running, or its end was not logged
+    UNKNOWN = "unknown"
+
+
+class Phase(StrEnum):
+    STARTUP = "startup"  # before the first training progress
+    TRAINING = "training"
+    SHUTDOWN = "shutdown"  # after training completed
+
+
+@dataclass(frozen=True, slots=True)
+class TimeSpan:
+    """When something happened: an interval of aware UTC datetimes (a point has earliest == latest)."""
+
+    earliest: datetime
+    latest: datetime
+
+    @classmethod
+    def point(cls, at: datetime, resolution: timedelta = timedelta(0)) -> TimeSpan:
+        return cls(at, at + resolution)
+
+    @property
+    def mid(self) -> datetime:
+        return self.earliest + (self.latest - self.earliest) / 2
+
+    def before(self, other: TimeSpan, skew: timedelta = timedelta(0)) -> bool:
+        """True when this interval certainly ends before the other begins, allowing for skew."""
+        return self.latest + skew < other.earliest
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    source: str  # the input's display path
+    line: int  # 1-based
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    where: Location
+    text: str  # sanitized log text
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Event:
+    """One fact found in the logs by one rule (a multi-line event is still one Event)."""
+
+    rule: str
+    cause: Cause
+    role: Role
+    where: Location
+    text: str
+    rank: int | None = None  # the rank that emitted it (never a rank merely mentioned)
+    host: str | None = None
+    pid: int | None = None
+    time: TimeSpan | None = None
+    facts: Mapping[str, str] = field(default_factory=dict)
+    lines: tuple[Evidence, ...] = ()  # extra evidence lines of a multi-line event
+    rank_from: str | None = None  # how the rank was attributed: path, prefix, pid, launcher, content
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Input:
+    path: str
+    kind: StreamKind
+    rank: int | None = None
+    host: str | None = None
+    lines: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedInput:
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RankReport:
+    rank: int
+    fate: Fate
+    host: str | None = None
+    pid: int | None = None
+    exitcode: int | None = None
+    last_seen: datetime | None = None
+    last_step: int | None = None
+    summary: str = ""  # one line: what happened to this rank
+    events: tuple[int, ...] = ()  # indices into Diagnosis.events
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FirstDeath:
+    rank: int | None
+    cause: Cause
+    rule: str
+    host: str | None = None
+    pid: int | None = None
+    time: TimeSpan | None = None
+    phase: Phase = Phase.TRAINING
+    detail: str = ""  # e.g. "ValueError: bad sample 1234"
+    evidence: tuple[Evidence, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RuledOut:
+    rank: int | None
+    why: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Verdict:
+    first_death: FirstDeath | None
+    confidence: Confidence
+    reasoning: tuple[str, ...] = ()
+    ruled_out: tuple[RuledOut, ...] = ()
+    remediation: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()  # what could not be decided or read
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Diagnosis:
+    verdict: Verdict
+    ranks: tuple[RankReport, ...]
+    events: tuple[Event, ...]
+    inputs: tuple[Input, ...]
+    skipped: tuple[SkippedInput, ...] = ()
+
+
+class Assembly(StrEnum):
+    """How a rule's first line grows into a multi-line event."""
+
+    TRACEBACK = "traceback"  # Python traceback up to its final `Type: message` line
+    FAULTHANDLER = "faulthandler"  # `Fatal Python error: ...` and the thread dump under it
+    TORCHRUN_TABLE = "torchrun-table"  # one `[N]:` block of torchrun's ChildFailedError table
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Example:
+    line: str
+    facts: Mapping[str, str] = field(default_factory=dict)  # the facts expected (subset check: exact values)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Rule:
+    """A rule of a pack, as loaded and validated. Compiled regexes live in the matcher, not here."""
+
+    id: str  # pack.kebab-case
+    title: str
+    cause: Cause
+    role: Role
+    pattern: str  # `regex` module syntax; matched against one line with its prefixes stripped
+    ignorecase: bool = False
+    streams: frozenset[StreamKind] = frozenset()  # empty: every stream kind
+    assemble: Assembly | None = None
+    why: str = ""
+    falsepositives: tuple[str, ...] = ()
+    remediation: tuple[str, ...] = ()
+    references: tuple[str, ...] = ()
+    status: str = "stable"
+    since: str = ""
+    aliases: tuple[str, ...] = ()
+    match_examples: tuple[Example, ...] = ()
+    no_match_examples: tuple[str, ...] = ()
+    source: Location | None = None  # pack file and line of the rule's `id:`
+    builtin: bool = True
