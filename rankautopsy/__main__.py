@@ -1,0 +1,3 @@
+from rankautopsy.cli import main
+
+main()

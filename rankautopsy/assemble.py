@@ -1,0 +1,235 @@
+"""Hits to events. Multi-line facts (a Python traceback and its final `Type: message` line, a
+faulthandler dump, one entry of torchrun's failure table) become one event each."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from rankautopsy.lines import Stream
+from rankautopsy.matcher import CompiledRule, Hit, match_line
+from rankautopsy.model import Assembly, Cause, Event, Evidence, Location, Role, TimeSpan
+
+_WINDOW = 2000  # lines of one channel an assembly may look through
+_EXC_LINE = re.compile(r"^(?P<exc_type>[A-Za-z_][\w.]*)(?::(?: (?P<exc_msg>.*))?)?$")
+_TB_CONTINUE = (
+    "Traceback (most recent call last)",
+    "Exception Group Traceback",
+    "During handling of the above exception",
+    "The above exception was the direct cause",
+    "[Previous line repeated",
+)
+_FH_LINE = re.compile(
+    r"^(?:$|\s|Thread 0x|Current thread 0x|Stack \(most recent|Extension modules:|Python runtime state:"
+    r"|Current thread's C stack|<no Python frame>|Garbage-collecting)"
+)
+_FH_FRAME = re.compile(r'^\s+File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>.+)$')
+_TABLE_FIELD = re.compile(r"^\s+(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$")
+_TABLE_RANK = re.compile(r"(?P<rank>-?\d+) \(local_rank: (?P<local_rank>-?\d+)\)")
+_TABLE_EXIT = re.compile(r"(?P<exitcode>-?\d+) \(pid: (?P<pid>\d+)\)")
+_SIGNAL = re.compile(r"Signal (?P<num>\d+) \((?P<name>SIG\w+)\)")
+
+
+@dataclass(slots=True)
+class Assembled:
+    end: int  # index of the event's last line
+    facts: dict[str, str] = field(default_factory=dict)
+    lines: list[int] = field(default_factory=list)  # indices of the evidence lines beyond the first
+    classify: list[int] = field(default_factory=list)  # lines whose rules may reclassify the event
+
+
+def channel(stream: Stream, i: int) -> tuple[int | None, int | None]:
+    return stream.ranks[i], stream.local_ranks[i]
+
+
+def _channel_lines(stream: Stream, start: int) -> list[int]:
+    key = channel(stream, start)
+    out = []
+    for j in range(start + 1, min(len(stream), start + _WINDOW)):
+        if channel(stream, j) == key or not stream.texts[j].strip():
+            out.append(j)
+    return out
+
+
+def assemble_traceback(stream: Stream, start: int) -> Assembled:
+    result = Assembled(start)
+    texts = stream.texts
+    following = _channel_lines(stream, start)
+    for pos, j in enumerate(following):
+        text = texts[j]
+        if not text.strip() or text[0] in " \t" or text.startswith(_TB_CONTINUE):
+            continue
+        m = _EXC_LINE.match(text)
+        if m is None:
+            break
+        result.facts["exc_type"] = m["exc_type"]
+        if m["exc_msg"]:
+            result.facts["exc_msg"] = m["exc_msg"].strip()
+        result.end = j
+        result.lines.append(j)
+        result.classify.append(j)
+        for k in following[pos + 1 : pos + 5]:  # a message may continue on the next lines
+            if not texts[k].strip() or stream.times[k] is not None or texts[k].startswith(_TB_CONTINUE):
+                break
+            result.lines.append(k)
+            result.classify.append(k)
+            result.end = k
+        break
+    return result
+
+
+def assemble_faulthandler(stream: Stream, start: int) -> Assembled:
+    result = Assembled(start)
+    current = False
+    for j in _channel_lines(stream, start):
+        text = stream.texts[j]
+        if not _FH_LINE.match(text):
+            break
+        result.end = j
+        if text.startswith("Current thread"):
+            current = True
+            result.lines.append(j)
+        elif current and "where" not in result.facts and (m := _FH_FRAME.match(text)):
+            result.facts["where"] = f"{m['func']} ({m['file']}:{m['line']})"
+            result.lines.append(j)
+    return result
+
+
+def assemble_table_entry(stream: Stream, start: int) -> Assembled:
+    result = Assembled(start)
+    key = None
+    for j in range(start + 1, min(len(stream), start + 60)):
+        text = stream.texts[j]
+        m = _TABLE_FIELD.match(text)
+        if m is not None:
+            key, value = m["key"], m["value"].strip()
+            result.facts[f"table_{key}"] = value
+            _table_fact(result.facts, key, value)
+        elif key == "traceback" and text.startswith("    "):
+            result.facts["table_traceback"] += "\n" + text.strip()
+        else:
+            break
+        result.end = j
+        result.lines.append(j)
+    result.facts["root_cause"] = "1" if _under_root_cause(stream, start) else "0"
+    return result
+
+
+def _table_fact(facts: dict[str, str], key: str, value: str) -> None:
+    if key == "rank" and (m := _TABLE_RANK.match(value)):
+        facts.update(rank=m["rank"], local_rank=m["local_rank"])
+    elif key == "exitcode" and (m := _TABLE_EXIT.match(value)):
+        facts.update(exitcode=m["exitcode"], pid=m["pid"])
+    elif key == "host":
+        facts["host"] = value
+    elif key == "traceback" and (m := _SIGNAL.search(value)):
+        facts["signal"] = m["name"]
+
+
+def _under_root_cause(stream: Stream, start: int) -> bool:
+    for j in range(start - 1, max(-1, start - 400), -1):
+        text = stream.texts[j]
+        if text.startswith("Root Cause"):
+            return True
+        if text.startswith("Failures:"):
+            return False
+    return False
+
+
+_ASSEMBLERS = {
+    Assembly.TRACEBACK: assemble_traceback,
+    Assembly.FAULTHANDLER: assemble_faulthandler,
+    Assembly.TORCHRUN_TABLE: assemble_table_entry,
+}
+
+
+def build_events(stream: Stream, hits: Sequence[Hit], rules: Sequence[CompiledRule]) -> list[Event]:
+    """Events of one stream, in line order; single-line hits inside an assembled event are absorbed."""
+    events: list[Event] = []
+    absorbed: set[int] = set()
+    for hit in sorted(hits, key=lambda h: (h.rule.rule.assemble is None, h.index)):
+        if hit.index in absorbed and hit.rule.rule.assemble is None:
+            continue
+        events.append(_event(stream, hit, rules, absorbed))
+    events.sort(key=lambda e: e.where.line)
+    return events
+
+
+def _event(stream: Stream, hit: Hit, rules: Sequence[CompiledRule], absorbed: set[int]) -> Event:
+    rule = hit.rule.rule
+    facts = dict(hit.facts)
+    cause, role, extra = rule.cause, rule.role, []
+    if rule.assemble is not None:
+        assembled = _ASSEMBLERS[rule.assemble](stream, hit.index)
+        facts.update(assembled.facts)
+        extra = assembled.lines
+        absorbed.update(assembled.lines)
+        absorbed.add(hit.index)
+        cause, role, by = _classify(stream, assembled.classify, rules, rule.id, cause, role)
+        if by:
+            facts["classified_by"] = by
+    time, open_ended = line_time(stream, hit.index)
+    if open_ended:
+        facts["time_open"] = "1"  # nothing later in this channel bounds it: the timeline closes it
+    rank, rank_from = stream.ranks[hit.index], stream.rank_from[hit.index]
+    if "rank" in facts and rank is None:
+        rank, rank_from = int(facts["rank"]), "launcher"
+    elif rank is None and (local := stream.local_ranks[hit.index]) is not None:
+        facts["emitter_local_rank"] = str(local)
+    return Event(
+        rule=rule.id,
+        cause=cause,
+        role=role,
+        where=Location(stream.source.display, stream.numbers[hit.index]),
+        text=stream.texts[hit.index],
+        rank=rank,
+        host=stream.hosts[hit.index] or facts.get("host"),
+        pid=int(facts["pid"]) if facts.get("pid", "").isdigit() else None,
+        time=time,
+        facts=facts,
+        lines=tuple(Evidence(Location(stream.source.display, stream.numbers[j]), stream.texts[j]) for j in extra),
+        rank_from=rank_from if rank is not None else stream.rank_from[hit.index],
+    )
+
+
+def _classify(
+    stream: Stream, lines: list[int], rules: Sequence[CompiledRule], own: str, cause: Cause, role: Role
+) -> tuple[Cause, Role, str | None]:
+    """An assembled event takes the cause of the most telling rule that matches its final lines:
+    a traceback that ends in a gloo timeout is a symptom, one that ends in a CUDA OOM is a cuda_oom."""
+    text = "\n".join(stream.texts[j] for j in lines)
+    if not text:
+        return cause, role, None
+    hits = [h for h in match_line(text, rules, stream.kind) if h.rule.rule.id != own and h.rule.rule.assemble is None]
+    for wanted in (Role.SYMPTOM, Role.CAUSE, Role.CONTEXT):
+        for h in hits:
+            if h.rule.rule.role is wanted:
+                return h.rule.rule.cause, wanted, h.rule.rule.id
+    return cause, role, None
+
+
+def line_time(stream: Stream, i: int) -> tuple[TimeSpan | None, bool]:
+    """A line's own time, else the interval between its channel's timestamped neighbours; the flag
+    says that no later line bounds it (the interval then only holds its earliest possible time)."""
+    if (own := stream.times[i]) is not None:
+        return own, False
+    key = channel(stream, i)
+    before = _neighbour(stream, i, -1, key) or _neighbour(stream, i, -1, None)
+    after = _neighbour(stream, i, 1, key)
+    if before is None:
+        return (None, False) if after is None else (TimeSpan(after.earliest, after.earliest), False)
+    if after is None or after.earliest < before.earliest:
+        return TimeSpan(before.earliest, before.latest), True
+    return TimeSpan(before.earliest, after.latest), False
+
+
+def _neighbour(stream: Stream, i: int, step: int, key: tuple[int | None, int | None] | None) -> TimeSpan | None:
+    j = i + step
+    limit = _WINDOW * 5
+    while 0 <= j < len(stream) and limit:
+        if stream.times[j] is not None and (key is None or channel(stream, j) == key):
+            return stream.times[j]
+        j += step
+        limit -= 1
+    return None

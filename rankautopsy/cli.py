@@ -1,0 +1,136 @@
+"""The command line: parse options, run the pipeline, render, and turn every failure into one line."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime, timedelta, tzinfo
+from enum import IntEnum
+from typing import Annotated, NoReturn
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import typer
+
+from rankautopsy.clocks import local_zone, parse_boot_time
+from rankautopsy.errors import RankautopsyError, UsageError
+from rankautopsy.pipeline import DEFAULT_SKEW, Options, diagnose
+from rankautopsy.render import Format
+from rankautopsy.render.json import render_json
+from rankautopsy.render.terminal import make_console, render_terminal
+
+
+class Exit(IntEnum):
+    NO_DEATH = 0  # nothing died (or nothing could be named)
+    DEATH = 1  # a first death or hang culprit is named
+    ERROR = 2  # bad usage or unreadable input
+
+
+app = typer.Typer(
+    name="rankautopsy",
+    help="Name the rank that died first in a distributed training job, when, and why.",
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    no_args_is_help=True,
+)
+_state = {"debug": False}
+
+
+@app.callback()
+def _root() -> None:
+    """rankautopsy: post-mortem triage for multi-rank training jobs."""
+
+
+@app.command("diagnose")
+def diagnose_command(
+    paths: Annotated[list[str], typer.Argument(help="Log files or directories ('-' for stdin).", show_default=False)],
+    dmesg: Annotated[
+        list[str] | None, typer.Option("--dmesg", help="A kernel log file, or '-' for stdin (repeatable).")
+    ] = None,
+    rules: Annotated[list[str] | None, typer.Option("--rules", help="An extra rule pack file or directory.")] = None,
+    output_format: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.TERMINAL,
+    boot_time: Annotated[
+        str | None, typer.Option(help="Boot time of the host whose raw dmesg is given (ISO 8601 or epoch).")
+    ] = None,
+    clock_skew: Annotated[
+        float, typer.Option(help="Seconds of clock skew to tolerate between sources.")
+    ] = DEFAULT_SKEW.total_seconds(),
+    tz: Annotated[
+        str | None, typer.Option("--tz", help="Time zone of log stamps without one (default: local).")
+    ] = None,
+    exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when a first death is found.")] = False,
+    color: Annotated[bool | None, typer.Option("--color/--no-color", help="Force colour on or off.")] = None,
+    width: Annotated[int | None, typer.Option(help="Terminal width for the report.")] = None,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks of internal errors.")] = False,
+) -> None:
+    """Diagnose the logs of a crashed or hung job: which rank died first, when, why, and what to do."""
+    _state["debug"] = debug
+    zone = _zone(tz)
+    stdin = sys.stdin.buffer.read() if "-" in [*paths, *(dmesg or [])] else None
+    options = Options(
+        paths=paths,
+        dmesg=dmesg or (),
+        rules=rules or (),
+        boot_time=_boot(boot_time, zone),
+        tz=zone,
+        skew=timedelta(seconds=_non_negative(clock_skew)),
+        stdin=stdin,
+    )
+    result = diagnose(options)
+    if output_format is Format.JSON:
+        sys.stdout.write(render_json(result) + "\n")
+    else:
+        use_color = sys.stdout.isatty() if color is None else color
+        render_terminal(result, make_console(sys.stdout, width, use_color))
+    found = result.verdict.first_death is not None
+    raise typer.Exit(Exit.DEATH if found and not exit_zero else Exit.NO_DEATH)
+
+
+def _zone(name: str | None) -> tzinfo:
+    if name is None:
+        return local_zone()
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise UsageError(f"unknown time zone {name!r}") from exc
+
+
+def _boot(value: str | None, zone: tzinfo) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        return parse_boot_time(value, zone)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def _non_negative(seconds: float) -> float:
+    if seconds < 0:
+        raise UsageError("--clock-skew must be zero or more seconds")
+    return seconds
+
+
+def _fail(message: str) -> NoReturn:
+    sys.stderr.write(f"rankautopsy: error: {message}\n")
+    raise SystemExit(Exit.ERROR)
+
+
+def main() -> None:
+    try:
+        code = app(standalone_mode=False)
+    except RankautopsyError as exc:
+        for line in str(exc).splitlines() or [exc.message]:
+            sys.stderr.write(f"rankautopsy: error: {line}\n")
+        raise SystemExit(Exit.ERROR) from None
+    except typer.Abort:
+        _fail("interrupted")
+    except typer.exceptions.TyperException as exc:  # usage errors: bad option, missing argument...
+        _fail(exc.format_message().replace("\n", " "))
+    except KeyboardInterrupt:
+        _fail("interrupted")
+    except BrokenPipeError:
+        raise SystemExit(Exit.ERROR) from None
+    except Exception as exc:  # the one place that turns a bug into one line
+        if _state["debug"]:
+            raise
+        _fail(f"internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)")
+    raise SystemExit(code if isinstance(code, int) else 0)

@@ -1,0 +1,91 @@
+"""Sources to lines: each line's message (prefixes stripped, text cleaned), rank, host and time."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rankautopsy.clocks import ClockContext, find_time, parse_kernel_line, wall_from_monotonic
+from rankautopsy.model import StreamKind, TimeSpan
+from rankautopsy.sources.discover import Source
+from rankautopsy.sources.prefixes import is_srun_labelled, strip_prefixes
+from rankautopsy.sources.ranks import content_rank, content_rank_shapes
+from rankautopsy.sources.read import split_lines
+from rankautopsy.sources.sanitize import clean
+
+_SNIFF_LINES = 2000
+
+
+@dataclass(slots=True)
+class Stream:
+    """One source's lines, in parallel lists (index i is the i-th logical line)."""
+
+    source: Source
+    numbers: list[int] = field(default_factory=list)  # physical line numbers (1-based)
+    texts: list[str] = field(default_factory=list)  # messages, prefixes stripped, cleaned
+    ranks: list[int | None] = field(default_factory=list)  # global rank, when the line says or the path does
+    local_ranks: list[int | None] = field(default_factory=list)
+    rank_from: list[str | None] = field(default_factory=list)  # prefix, path, content
+    hosts: list[str | None] = field(default_factory=list)
+    times: list[TimeSpan | None] = field(default_factory=list)  # the line's own timestamp
+    monotonic: list[float | None] = field(default_factory=list)  # kernel lines: seconds since boot
+
+    @property
+    def kind(self) -> StreamKind:
+        return self.source.kind
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+
+def build_stream(source: Source, ctx: ClockContext) -> Stream:
+    stream = Stream(source)
+    raw = list(split_lines(source.text))
+    if source.kind is StreamKind.KERNEL:
+        _fill_kernel(stream, raw, ctx)
+    else:
+        _fill_log(stream, raw, ctx)
+    return stream
+
+
+def _fill_kernel(stream: Stream, raw: list[tuple[int, str]], ctx: ClockContext) -> None:
+    for number, line in raw:
+        text = clean(line)
+        stamp = parse_kernel_line(text, ctx)
+        stream.numbers.append(number)
+        stream.texts.append(stamp.rest if stamp else text)
+        stream.ranks.append(None)
+        stream.local_ranks.append(None)
+        stream.rank_from.append(None)
+        stream.hosts.append(stamp.host if stamp else None)
+        mono = stamp.monotonic if stamp else None
+        wall = stamp.wall if stamp else None
+        if wall is None and mono is not None and ctx.boot_time is not None:
+            wall = wall_from_monotonic(mono, ctx.boot_time)
+        stream.times.append(wall)
+        stream.monotonic.append(mono)
+
+
+def _fill_log(stream: Stream, raw: list[tuple[int, str]], ctx: ClockContext) -> None:
+    where = stream.source.where
+    sample = [line for _, line in raw[:_SNIFF_LINES]]
+    srun = is_srun_labelled(sample)
+    shapes = content_rank_shapes([strip_prefixes(clean(line), srun_labels=srun)[0] for line in sample])
+    for number, line in raw:
+        text, prefix = strip_prefixes(clean(line), srun_labels=srun)
+        rank, origin = prefix.rank, "prefix"
+        if rank is None and prefix.task is not None:
+            rank = prefix.task
+        if rank is None and where.rank is not None:
+            rank, origin = where.rank, "path"
+        if rank is None and shapes and (found := content_rank(text, shapes)) is not None:
+            rank, origin = found, "content"
+        local = prefix.local_rank if prefix.local_rank is not None else where.local_rank
+        stamp = find_time(prefix.stamp, ctx) if prefix.stamp else None
+        stream.numbers.append(number)
+        stream.texts.append(text)
+        stream.ranks.append(rank)
+        stream.local_ranks.append(local)
+        stream.rank_from.append(origin if rank is not None else ("local" if local is not None else None))
+        stream.hosts.append(prefix.host)
+        stream.times.append(stamp or find_time(text, ctx))
+        stream.monotonic.append(None)

@@ -1,0 +1,1 @@
+"""Sources: find inputs, read them robustly, attribute each line to a rank."""

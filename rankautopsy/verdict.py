@@ -1,0 +1,338 @@
+"""The differential diagnosis: which rank died first (or hung), why, how sure, and who else fell."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from rankautopsy.model import (
+    Cause,
+    Confidence,
+    Event,
+    Evidence,
+    FirstDeath,
+    Phase,
+    Role,
+    RuledOut,
+    TimeSpan,
+)
+from rankautopsy.timeline import RankState, Timeline, is_symptom
+
+_SIGNAL_CAUSE = {
+    -9: Cause.KILLED,
+    -11: Cause.SEGFAULT,
+    -6: Cause.ABORT,
+    -7: Cause.BUS_ERROR,
+    -15: Cause.KILLED,
+    -8: Cause.SEGFAULT,
+    -4: Cause.SEGFAULT,
+}
+_SHELL_CODES = {137: -9, 139: -11, 134: -6, 135: -7, 143: -15, 136: -8, 132: -4}
+_SIGNAL_NAME = {-9: "SIGKILL", -11: "SIGSEGV", -6: "SIGABRT", -7: "SIGBUS", -15: "SIGTERM", -8: "SIGFPE", -4: "SIGILL"}
+_RELIABLE = frozenset({"prefix", "path", "pid", "launcher", "local_rank", "content"})
+
+
+@dataclass(slots=True)
+class Candidate:
+    """A rank that died of its own cause."""
+
+    rank: int
+    cause: Cause
+    rule: str
+    time: TimeSpan | None
+    evidence: list[int] = field(default_factory=list)  # event indices, the decisive one first
+    detail: str = ""
+    from_exit_only: bool = False
+    phase: Phase = Phase.TRAINING
+
+
+@dataclass(slots=True)
+class Findings:
+    first: FirstDeath | None
+    confidence: Confidence
+    candidates: list[Candidate]
+    collateral: dict[int, str]  # rank -> what it did (timed out, lost its peer...)
+    torn_down: dict[int, str]
+    clean: set[int]
+    reasoning: list[str]
+    ruled_out: list[RuledOut]
+    notes: list[str]
+    culprit_events: list[int]
+
+
+def signal_code(code: int | None) -> int | None:
+    if code is None:
+        return None
+    return _SHELL_CODES.get(code, code)
+
+
+def decide(tl: Timeline, skew: timedelta) -> Findings:
+    collateral, torn_down, clean = _bystanders(tl)
+    candidates = [c for r in tl.ranks.values() if r.rank not in collateral if (c := _candidate(tl, r)) is not None]
+    candidates = [c for c in candidates if c.rank not in torn_down or not c.from_exit_only]
+    for c in candidates:
+        torn_down.pop(c.rank, None)
+    candidates.sort(key=_time_key)
+    f = Findings(None, Confidence.HIGH, candidates, collateral, torn_down, clean, [], [], list(tl.notes), [])
+    if candidates:
+        _name_death(tl, f, skew)
+    else:
+        _name_hang(tl, f)
+    _rule_out(tl, f)
+    return f
+
+
+def _time_key(c: Candidate) -> tuple[int, datetime, datetime]:
+    if c.time is None:
+        return (1, datetime.max, datetime.max)
+    return (0, c.time.latest.replace(tzinfo=None), c.time.earliest.replace(tzinfo=None))
+
+
+def _bystanders(tl: Timeline) -> tuple[dict[int, str], dict[int, str], set[int]]:
+    collateral: dict[int, str] = {}
+    torn_down: dict[int, str] = {}
+    clean: set[int] = set()
+    for r in tl.ranks.values():
+        first_symptom = next((i for i in r.events if is_symptom(tl.events[i])), None)
+        first_cause = next((i for i in r.events if tl.events[i].role is Role.CAUSE), None)
+        if first_symptom is not None and (first_cause is None or _precedes(tl, first_symptom, first_cause)):
+            e = tl.events[first_symptom]
+            collateral[r.rank] = f"{_label(e.cause)} ({e.rule}, {e.where.source}:{e.where.line})"
+        elif r.torn_down is not None:
+            torn_down[r.rank] = "torn down by the launcher: " + tl.events[r.torn_down].text.strip()
+        elif (r.exit is not None and r.exit.code == 0) or (
+            r.exit is None and r.completed is not None and first_cause is None
+        ):
+            clean.add(r.rank)
+    return collateral, torn_down, clean
+
+
+def _precedes(tl: Timeline, a: int, b: int) -> bool:
+    ea, eb = tl.events[a], tl.events[b]
+    if ea.where.source == eb.where.source:
+        return ea.where.line < eb.where.line
+    if ea.time is not None and eb.time is not None:
+        return ea.time.earliest <= eb.time.earliest
+    return a < b
+
+
+def _candidate(tl: Timeline, r: RankState) -> Candidate | None:
+    causes = [i for i in r.events if tl.events[i].role is Role.CAUSE]
+    code = signal_code(r.exit.code) if r.exit else None
+    if causes:
+        best = _decisive(tl, causes)
+        e = tl.events[best]
+        return Candidate(
+            r.rank,
+            e.cause,
+            e.rule,
+            _death_time(tl, r, e.time, e.facts),
+            [best, *_support(r)],
+            _detail(e),
+            phase=_phase(tl, r, best),
+        )
+    if code is None or code == 0 or r.exit is None:
+        return None
+    cause = _SIGNAL_CAUSE.get(code, Cause.SILENT_EXIT if code > 0 else Cause.KILLED)
+    detail = f"exit code {code}" + (f" ({_SIGNAL_NAME[code]})" if code in _SIGNAL_NAME else ", no message")
+    time = _death_time(tl, r, None, {})
+    return Candidate(
+        r.rank,
+        cause,
+        tl.events[r.exit.event].rule,
+        time,
+        [r.exit.event],
+        detail,
+        from_exit_only=True,
+        phase=_phase(tl, r, r.exit.event),
+    )
+
+
+def _decisive(tl: Timeline, causes: list[int]) -> int:
+    """The most telling cause event of a rank: a kernel OOM beats the SIGKILL it caused, then the earliest."""
+    kernel = [i for i in causes if tl.events[i].cause is Cause.HOST_OOM]
+    return kernel[0] if kernel else causes[0]
+
+
+def _support(r: RankState) -> list[int]:
+    return [r.exit.event] if r.exit is not None else []
+
+
+def _death_time(tl: Timeline, r: RankState, own: TimeSpan | None, facts: object) -> TimeSpan | None:
+    """When the rank died: its event's time, closed by when the launcher noticed (it died before)."""
+    noticed = r.exit.noticed if r.exit else None
+    open_ended = isinstance(facts, dict) and facts.get("time_open") == "1"
+    if own is not None and not open_ended:
+        return own
+    start = own.earliest if own is not None else r.last_seen
+    if start is None:
+        return noticed
+    end = noticed.latest if noticed is not None and noticed.latest >= start else (tl.end or start)
+    return TimeSpan(start, max(start, end))
+
+
+def _phase(tl: Timeline, r: RankState, death: int) -> Phase:
+    if r.completed is not None and _precedes(tl, r.completed, death):
+        return Phase.SHUTDOWN
+    return Phase.TRAINING
+
+
+def _detail(e: Event) -> str:
+    if "exc_type" in e.facts:
+        msg = e.facts.get("exc_msg", "")
+        return f"{e.facts['exc_type']}: {msg}" if msg else e.facts["exc_type"]
+    if "where" in e.facts:
+        return f"{e.text.strip()} in {e.facts['where']}"
+    return e.text.strip()
+
+
+def _label(cause: Cause) -> str:
+    return cause.value.replace("_", " ")
+
+
+def _name_death(tl: Timeline, f: Findings, skew: timedelta) -> None:
+    first = f.candidates[0]
+    others = f.candidates[1:]
+    e = tl.events[first.evidence[0]]
+    unordered = [c for c in others if first.time is None or c.time is None or not first.time.before(c.time, skew)]
+    f.first = _first_death(tl, first)
+    f.culprit_events = list(first.evidence)
+    f.reasoning.append(_why_first(tl, first, e))
+    if unordered:
+        ranks = ", ".join(str(c.rank) for c in unordered)
+        f.confidence = Confidence.MEDIUM
+        f.notes.append(
+            f"the clocks cannot order rank {first.rank}'s death against rank(s) {ranks} "
+            f"(within {skew.total_seconds():g} s skew or no time); rank {first.rank} is named "
+            "because its death is bounded earliest"
+        )
+    elif first.from_exit_only and others:
+        f.confidence = Confidence.MEDIUM
+    if e.rank_from not in _RELIABLE:
+        f.confidence = Confidence.LOW
+    if f.collateral:
+        f.reasoning.append(
+            f"{len(f.collateral)} other rank(s) only reported symptoms (timeouts, lost peers): "
+            "they waited for the dead rank"
+        )
+    if first.phase is Phase.SHUTDOWN:
+        f.reasoning.append(f"rank {first.rank} had completed training before it died: it died on exit")
+
+
+def _why_first(tl: Timeline, c: Candidate, e: Event) -> str:
+    basis = f"its exit ({c.detail})" if c.from_exit_only else f"{e.rule} at {e.where.source}:{e.where.line}"
+    if len(tl.ranks) and not [x for x in tl.ranks if x != c.rank]:
+        return f"rank {c.rank} is the only rank seen; it died of {_label(c.cause)} per {basis}"
+    return f"rank {c.rank} is the earliest rank to die of its own cause ({_label(c.cause)}), per {basis}"
+
+
+def _first_death(tl: Timeline, c: Candidate) -> FirstDeath:
+    r = tl.ranks[c.rank]
+    evidence = []
+    for i in c.evidence:
+        e = tl.events[i]
+        evidence.append(Evidence(e.where, e.text))
+        evidence.extend(e.lines[:6])
+    return FirstDeath(
+        rank=c.rank,
+        cause=c.cause,
+        rule=c.rule,
+        host=r.host,
+        pid=r.pid,
+        time=c.time,
+        phase=c.phase,
+        detail=c.detail,
+        evidence=tuple(evidence),
+    )
+
+
+def _name_hang(tl: Timeline, f: Findings) -> None:
+    reporters = set(f.collateral)
+    if not reporters:
+        f.confidence = Confidence.HIGH
+        if tl.ranks:
+            f.reasoning.append("no rank left a cause, a symptom or an abnormal exit")
+        return
+    suspects = [r for r in tl.ranks.values() if r.rank not in reporters and r.rank not in f.clean]
+    if not suspects:
+        f.confidence = Confidence.LOW
+        f.notes.append(
+            "every rank seen reported a symptom (timeout or lost peer) and none left a cause: "
+            "the culprit may be a rank whose log is missing, or another host"
+        )
+        return
+    culprit = min(suspects, key=_progress_key)
+    peer_lost = sum(1 for r in reporters if "peer lost" in f.collateral[r])
+    cause = Cause.SILENT_EXIT if peer_lost > len(reporters) / 2 else Cause.HANG
+    evidence = [i for i in culprit.events if tl.events[i].role in (Role.PROGRESS, Role.CONTEXT)][-1:]
+    if culprit.torn_down is not None:
+        evidence.append(culprit.torn_down)
+    time = TimeSpan(culprit.last_seen, culprit.last_seen) if culprit.last_seen else None
+    f.first = FirstDeath(
+        rank=culprit.rank,
+        cause=cause,
+        rule="rankautopsy.missing-from-collective",
+        host=culprit.host,
+        pid=culprit.pid,
+        time=time,
+        detail=_hang_detail(culprit, cause),
+        evidence=tuple(Evidence(tl.events[i].where, tl.events[i].text) for i in evidence),
+    )
+    f.culprit_events = evidence
+    f.confidence = Confidence.MEDIUM if len(suspects) == 1 and len(reporters) >= 1 else Confidence.LOW
+    f.reasoning.append(
+        f"rank {culprit.rank} is the only rank that did not report a timeout or lost peer"
+        if len(suspects) == 1
+        else f"rank {culprit.rank} made the least progress of the {len(suspects)} ranks that reported nothing"
+    )
+    f.reasoning.append(
+        f"{len(reporters)} rank(s) ({ranges(sorted(reporters))}) waited in a collective for it and reported it"
+    )
+
+
+def _hang_detail(r: RankState, cause: Cause) -> str:
+    step = f" after step {r.last_step}" if r.last_step is not None else ""
+    seen = f", last seen {r.last_seen.strftime('%H:%M:%S')}" if r.last_seen else ""
+    what = "stopped making progress" if cause is Cause.HANG else "vanished without a message"
+    return f"{what}{step}{seen}; the other ranks waited for it"
+
+
+def _progress_key(r: RankState) -> tuple[int, datetime]:
+    step = r.last_step if r.last_step is not None else -1
+    seen = r.last_seen.replace(tzinfo=None) if r.last_seen else datetime.min
+    return (step, seen)
+
+
+def _rule_out(tl: Timeline, f: Findings) -> None:
+    first = f.first.rank if f.first else None
+    for c in f.candidates[1:]:
+        f.ruled_out.append(RuledOut(c.rank, f"it died of {_label(c.cause)} too, but later ({_when(c.time)})"))
+    for rank, what in sorted(f.collateral.items()):
+        f.ruled_out.append(RuledOut(rank, f"only a symptom: {what}"))
+    for rank, what in sorted(f.torn_down.items()):
+        f.ruled_out.append(RuledOut(rank, what))
+    root = tl.root_cause_rank
+    if root is not None and first is not None and root != first:
+        f.ruled_out.append(
+            RuledOut(
+                root,
+                "torchrun's 'Root Cause (first observed failure)' names it, but that records when the agent "
+                f"noticed a failure, not when a rank died; rank {first} died first",
+            )
+        )
+
+
+def _when(span: TimeSpan | None) -> str:
+    return "time unknown" if span is None else span.earliest.strftime("%H:%M:%S.%f")[:-3]
+
+
+def ranges(ranks: Sequence[int]) -> str:
+    """`0-2, 4, 6-7` for [0, 1, 2, 4, 6, 7]."""
+    spans: list[tuple[int, int]] = []
+    for r in ranks:
+        if spans and r == spans[-1][1] + 1:
+            spans[-1] = (spans[-1][0], r)
+        else:
+            spans.append((r, r))
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)

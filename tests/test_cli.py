@@ -1,0 +1,102 @@
+"""The command line as a user meets it: exit codes, one-line errors, read-only inputs."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RAISE = ROOT / "fixtures" / "torchrun-raise-rank2" / "logs"
+
+
+def run(*args: str, stdin: bytes = b"", cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "rankautopsy", *args], input=stdin, capture_output=True, cwd=cwd, timeout=120
+    )
+
+
+def one_error_line(result: subprocess.CompletedProcess[bytes]) -> str:
+    err = result.stderr.decode()
+    assert result.returncode == 2, (result.returncode, err)
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("rankautopsy: error: ")
+    return lines[0]
+
+
+def test_missing_path_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    line = one_error_line(run("diagnose", str(tmp_path / "nope")))
+    assert "no such file or directory" in line and "nope" in line
+
+
+def test_empty_directory_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    assert "nothing readable" in one_error_line(run("diagnose", str(tmp_path)))
+
+
+def test_directory_of_only_binary_files_is_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "model.pt").write_bytes(bytes(range(256)) * 64)
+    line = one_error_line(run("diagnose", str(tmp_path)))
+    assert "binary" in line
+
+
+def test_bad_option_values_are_one_line(tmp_path: Path) -> None:
+    assert "--boot-time" in one_error_line(run("diagnose", str(RAISE), "--boot-time", "yesterday-ish"))
+    assert "time zone" in one_error_line(run("diagnose", str(RAISE), "--tz", "Mars/Olympus"))
+    one_error_line(run("diagnose", str(RAISE), "--format", "pdf"))
+    one_error_line(run("diagnose"))
+
+
+def test_bad_files_among_good_ones_are_skipped_and_named(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for f in RAISE.iterdir():
+        (logs / f.name).write_bytes(f.read_bytes())
+    (logs / "core.bin").write_bytes(b"\x7fELF" + bytes(4096))
+    (logs / "old.log.gz").write_bytes(gzip.compress(b"step 1\n" * 5000)[:200])
+    (logs / "loop").symlink_to(logs)
+    (logs / "huge_line.log").write_bytes(b"x" * (10 * 1024 * 1024) + b"\n")
+    result = run("diagnose", str(logs), "--format", "json")
+    assert result.returncode == 1, result.stderr.decode()
+    import json
+
+    report = json.loads(result.stdout)
+    skipped = {Path(s["path"]).name: s["reason"] for s in report["skipped"]}
+    assert "binary" in skipped["core.bin"]
+    assert "truncated gzip" in skipped["old.log.gz"]
+    assert any("symlink loop" in reason for reason in skipped.values())
+    assert report["verdict"]["first_death"]["rank"] == 2
+
+
+def test_inputs_are_never_modified(tmp_path: Path) -> None:
+    def digest(root: Path) -> dict[str, tuple[str, float]]:
+        return {
+            str(p): (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime)
+            for p in sorted(root.rglob("*"))
+            if p.is_file()
+        }
+
+    before = digest(RAISE)
+    names_before = sorted(os.listdir(RAISE))
+    run("diagnose", str(RAISE))
+    assert digest(RAISE) == before
+    assert sorted(os.listdir(RAISE)) == names_before
+
+
+def test_exit_status_contract() -> None:
+    assert run("diagnose", str(RAISE), "--format", "json").returncode == 1
+    assert run("diagnose", str(RAISE), "--format", "json", "--exit-zero").returncode == 0
+
+
+def test_dmesg_from_stdin() -> None:
+    fixture = ROOT / "fixtures" / "torchrun-sigkill-oom-rank1"
+    dmesg = (fixture / "dmesg.txt").read_bytes()
+    result = run("diagnose", str(fixture / "logs"), "--dmesg", "-", "--format", "json", "--tz", "UTC", stdin=dmesg)
+    import json
+
+    first = json.loads(result.stdout)["verdict"]["first_death"]
+    assert (first["rank"], first["cause"]) == (1, "host_oom")
