@@ -1,0 +1,150 @@
+"""The JSON contract (`schema: 1`): the only place where the model is serialised."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+import rankautopsy
+from rankautopsy.model import (
+    Cause,
+    Diagnosis,
+    Event,
+    Evidence,
+    FirstDeath,
+    Input,
+    RankReport,
+    RuledOut,
+    SkippedInput,
+    TimeSpan,
+    Verdict,
+)
+
+SCHEMA = 1
+TOOL = "rankautopsy"
+
+JSONObject = dict[str, Any]
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_C1_AND_DEL = re.compile(r"[\x7f-\x9f]")
+
+
+def render_json(d: Diagnosis, version: str | None = None) -> str:
+    """One JSON object, keys in contract order, 2-space indent, no trailing newline."""
+    doc: JSONObject = {
+        "schema": SCHEMA,
+        "tool": {"name": TOOL, "version": version or _package_version()},
+        "verdict": _verdict(d.verdict),
+        "ranks": [_rank(r) for r in d.ranks],
+        "events": [_event(e) for e in d.events],
+        "inputs": [_input(i) for i in d.inputs],
+        "skipped": [_skipped(s) for s in d.skipped],
+    }
+    return _safe(json.dumps(doc, ensure_ascii=False, indent=2))
+
+
+def iso(at: datetime) -> str:
+    """ISO 8601 in UTC with microseconds and `Z`; a naive datetime is taken to be UTC."""
+    utc = at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
+    return utc.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
+
+
+def _package_version() -> str:
+    version = getattr(rankautopsy, "__version__", None)
+    return version if isinstance(version, str) and version else "0"
+
+
+def _safe(text: str) -> str:
+    """Lone surrogates become U+FFFD (pairs are joined); DEL and C1 controls are \\u-escaped."""
+    if _SURROGATE.search(text):
+        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return _C1_AND_DEL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _opt_iso(at: datetime | None) -> str | None:
+    return None if at is None else iso(at)
+
+
+def _span(span: TimeSpan | None) -> JSONObject | None:
+    if span is None:
+        return None
+    return {"earliest": iso(span.earliest), "latest": iso(span.latest)}
+
+
+def _evidence(ev: Evidence) -> JSONObject:
+    return {"source": ev.where.source, "line": ev.where.line, "text": ev.text}
+
+
+def _first_death(fd: FirstDeath | None) -> JSONObject | None:
+    if fd is None:
+        return None
+    return {
+        "rank": fd.rank,
+        "host": fd.host,
+        "pid": fd.pid,
+        "cause": fd.cause.value,
+        "rule": fd.rule,
+        "phase": fd.phase.value,
+        "time": _span(fd.time),
+        "detail": fd.detail,
+        "evidence": [_evidence(ev) for ev in fd.evidence],
+    }
+
+
+def _ruled_out(r: RuledOut) -> JSONObject:
+    return {"rank": r.rank, "why": r.why}
+
+
+def _verdict(v: Verdict) -> JSONObject:
+    fd = v.first_death
+    return {
+        "first_death": _first_death(fd),
+        "hang": fd is not None and fd.cause is Cause.HANG,
+        "confidence": v.confidence.value,
+        "reasoning": list(v.reasoning),
+        "ruled_out": [_ruled_out(r) for r in v.ruled_out],
+        "remediation": list(v.remediation),
+        "notes": list(v.notes),
+    }
+
+
+def _rank(r: RankReport) -> JSONObject:
+    return {
+        "rank": r.rank,
+        "host": r.host,
+        "pid": r.pid,
+        "fate": r.fate.value,
+        "exitcode": r.exitcode,
+        "last_seen": _opt_iso(r.last_seen),
+        "last_step": r.last_step,
+        "summary": r.summary,
+        "events": list(r.events),
+    }
+
+
+def _event(e: Event) -> JSONObject:
+    return {
+        "rule": e.rule,
+        "cause": e.cause.value,
+        "role": e.role.value,
+        "rank": e.rank,
+        "host": e.host,
+        "pid": e.pid,
+        "time": _span(e.time),
+        "source": e.where.source,
+        "line": e.where.line,
+        "text": e.text,
+        "lines": [_evidence(ev) for ev in e.lines],
+        "facts": {k: e.facts[k] for k in sorted(e.facts)},
+        "rank_from": e.rank_from,
+    }
+
+
+def _input(i: Input) -> JSONObject:
+    return {"path": i.path, "kind": i.kind.value, "rank": i.rank, "host": i.host, "lines": i.lines}
+
+
+def _skipped(s: SkippedInput) -> JSONObject:
+    return {"path": s.path, "reason": s.reason}

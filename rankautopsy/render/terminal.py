@@ -1,0 +1,498 @@
+"""The terminal report: the verdict first, then the other ranks, the timeline and what to do.
+
+All text that comes from the model (log lines, hosts, summaries, rule-pack remediation) reaches
+rich only as `Text` built from `sanitize.clean(...)`, so it is never parsed as markup and never
+carries an escape sequence, whatever the console's settings.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import IO, TypeVar
+
+from rich import box
+from rich.console import Console, Group, NewLine, RenderableType
+from rich.panel import Panel
+from rich.rule import Rule
+from rich.table import Table
+from rich.text import Text
+
+from rankautopsy.model import (
+    Cause,
+    Confidence,
+    Diagnosis,
+    Event,
+    Evidence,
+    Fate,
+    FirstDeath,
+    Location,
+    Phase,
+    RankReport,
+    Role,
+    TimeSpan,
+    Verdict,
+)
+from rankautopsy.sources.sanitize import clean
+
+# cause -> (label in the verdict, short label in the timeline)
+CAUSE_LABELS: dict[Cause, tuple[str, str]] = {
+    Cause.HOST_OOM: ("host RAM exhausted (OOM-killer)", "host OOM"),
+    Cause.CUDA_OOM: ("GPU memory exhausted (CUDA out of memory)", "CUDA OOM"),
+    Cause.PYTHON_EXCEPTION: ("uncaught Python exception", "exception"),
+    Cause.SEGFAULT: ("segmentation fault (native crash)", "segfault"),
+    Cause.ABORT: ("aborted (SIGABRT / C++ terminate)", "abort"),
+    Cause.BUS_ERROR: ("bus error (SIGBUS, often /dev/shm too small)", "bus error"),
+    Cause.CUDA_ERROR: ("CUDA error (illegal access, device assert, launch failure)", "CUDA error"),
+    Cause.GPU_HARDWARE: ("GPU hardware fault (Xid, ECC, fell off the bus)", "GPU hardware"),
+    Cause.NCCL_ERROR: ("NCCL / network error at this rank", "NCCL error"),
+    Cause.KILLED: ("killed by a signal from an unknown sender", "killed"),
+    Cause.SILENT_EXIT: ("exited with no message", "silent exit"),
+    Cause.HANG: ("stopped making progress (hang)", "hang"),
+    Cause.TIME_LIMIT: ("the scheduler's time limit ended the job", "time limit"),
+    Cause.COLLECTIVE_TIMEOUT: ("collective operation timed out", "collective timeout"),
+    Cause.PEER_LOST: ("lost the connection to a peer", "peer lost"),
+    Cause.LAUNCHER_TEARDOWN: ("stopped by the launcher during teardown", "launcher teardown"),
+    Cause.WATCHDOG_ABORT: ("aborted by the NCCL watchdog", "watchdog abort"),
+    Cause.PROGRESS: ("training progress", "progress"),
+    Cause.CONTEXT: ("context", "context"),
+}
+
+FATE_LABELS: dict[Fate, tuple[str, str]] = {
+    Fate.FIRST_DEATH: ("FIRST DEATH", "bold red"),
+    Fate.DIED: ("died", "red"),
+    Fate.COLLATERAL: ("collateral", "yellow"),
+    Fate.TORN_DOWN: ("torn down", "yellow"),
+    Fate.EXITED_CLEAN: ("exited cleanly", "green"),
+    Fate.RUNNING: ("no end logged", ""),
+    Fate.UNKNOWN: ("unknown", "dim"),
+}
+
+PHASE_LABELS: dict[Phase, str] = {
+    Phase.STARTUP: "startup — before the first training step",
+    Phase.TRAINING: "training",
+    Phase.SHUTDOWN: "shutdown — training completed, the process died on exit",
+}
+
+EVIDENCE_CHARS = 240
+TIMELINE_CHARS = 100
+TIMELINE_ROWS = 20
+GROUP_ABOVE_RANKS = 64
+MAX_RANK_GROUPS = 32
+MAX_RANGES = 8
+T = TypeVar("T")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+@dataclass(frozen=True, slots=True)
+class Elided:
+    count: int  # items left out at this point
+
+
+_CONFIDENCE_STYLES = {
+    Confidence.HIGH: "bold",
+    Confidence.MEDIUM: "yellow",
+    Confidence.LOW: "bold yellow",
+}
+_FAILED_FATES = frozenset({Fate.FIRST_DEATH, Fate.DIED, Fate.COLLATERAL, Fate.TORN_DOWN})
+
+
+def make_console(file: IO[str] | None = None, width: int | None = None, color: bool = False) -> Console:
+    """A console that never interprets text (no markup, emoji, highlighting); colour if asked."""
+    return Console(
+        file=file,
+        width=width,
+        markup=False,
+        emoji=False,
+        highlight=False,
+        soft_wrap=False,
+        color_system="auto" if color else None,
+        force_terminal=True if color else None,
+    )
+
+
+def render_terminal(d: Diagnosis, console: Console) -> None:
+    for part in build_report(d):
+        console.print(part)
+
+
+def build_report(d: Diagnosis) -> list[RenderableType]:
+    """The report as rich renderables, in reading order."""
+    v = d.verdict
+    clean_run = v.first_death is None and not _had_failures(d)
+    days = sorted({_utc(t).date() for t in _all_times(d)})
+    with_date = len(days) > 1
+    timeline = f"Timeline (UTC, {days[0].isoformat()})" if len(days) == 1 else "Timeline (UTC)"
+    parts: list[RenderableType] = [_verdict_panel(d, clean_run)]
+    ranks_title = "What the ranks did" if v.first_death is None else "What the other ranks did"
+    parts += _section(ranks_title, _ranks_table(d.ranks, with_date) if d.ranks else None)
+    parts += _section(timeline, _timeline(d, with_date))
+    parts += _section("Ruled out", _bullets("-", [_ruled_out_line(r.rank, r.why) for r in v.ruled_out]))
+    if not clean_run:
+        parts += _section("Reasoning", _bullets("#", v.reasoning))
+    parts += _section("What to do", _bullets("[ ]", v.remediation))
+    if v.first_death is not None or clean_run:
+        parts += _section("Notes", _bullets("-", v.notes))
+    skipped = [f"{s.path}: {s.reason}" for s in d.skipped]
+    parts += _section("Skipped inputs", _bullets("-", skipped))
+    return parts
+
+
+def _plain(text: str) -> str:
+    """Log text made safe to show: no escapes or controls, no lone surrogates (unprintable)."""
+    return _SURROGATE.sub("\ufffd", clean(text))
+
+
+def _t(text: str, style: str = "") -> Text:
+    return Text(_plain(text), style=style)
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _section(title: str, body: RenderableType | None) -> list[RenderableType]:
+    if body is None:
+        return []
+    return [NewLine(), Rule(Text(title, style="bold"), align="left", style="dim"), body]
+
+
+def _bullets(marker: str, lines: Sequence[str]) -> Table | None:
+    if not lines:
+        return None
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True, style="dim")
+    grid.add_column(overflow="fold")
+    for n, line in enumerate(lines, start=1):
+        grid.add_row(Text(f"{n}." if marker == "#" else marker), _t(line))
+    return grid
+
+
+def _ruled_out_line(rank: int | None, why: str) -> str:
+    return why if rank is None else f"rank {rank}: {why}"
+
+
+def _had_failures(d: Diagnosis) -> bool:
+    failed_event = any(e.role in (Role.CAUSE, Role.SYMPTOM) for e in d.events)
+    return failed_event or any(r.fate in _FAILED_FATES for r in d.ranks)
+
+
+# ---- verdict panel ---------------------------------------------------------------------------
+
+
+def _verdict_panel(d: Diagnosis, clean_run: bool) -> Panel:
+    v = d.verdict
+    if v.first_death is not None:
+        return _death_panel(v.first_death, v)
+    if clean_run:
+        return _empty_panel("no rank died", "No rank died", v.reasoning, "green")
+    lines = v.notes or ("There were failures, but none could be attributed to a first death.",)
+    return _empty_panel("no first death found", "No first death found", lines, "yellow")
+
+
+def _empty_panel(title: str, headline: str, lines: Sequence[str], colour: str) -> Panel:
+    parts: list[RenderableType] = [Text(headline, style=f"bold {colour}")]
+    if lines:
+        parts += [Text(), _bullets("-", lines) or Text()]
+    return _panel(title, Group(*parts), colour)
+
+
+def _panel(title: str, body: RenderableType, colour: str) -> Panel:
+    heading = Text(f"rankautopsy — {title}", style=f"bold {colour}")
+    return Panel(body, title=heading, title_align="left", border_style=colour, padding=(1, 2))
+
+
+def _death_panel(fd: FirstDeath, v: Verdict) -> Panel:
+    hang = fd.cause is Cause.HANG
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="dim", no_wrap=True)
+    grid.add_column(overflow="fold")
+    grid.add_row("when", _when(fd.time))
+    grid.add_row("phase", Text(PHASE_LABELS[fd.phase]))
+    if fd.detail:
+        grid.add_row("detail", _t(fd.detail, "bold"))
+    grid.add_row("confidence", Text(v.confidence.value, style=_CONFIDENCE_STYLES[v.confidence]))
+    grid.add_row("rule", _t(fd.rule, "dim"))
+    grid.add_row("evidence", _evidence(fd.evidence))
+    body = Group(_headline(fd), Text(), grid)
+    return _panel("hang culprit" if hang else "first death", body, "red")
+
+
+def _headline(fd: FirstDeath) -> Text:
+    label = CAUSE_LABELS[fd.cause][0]
+    if fd.rank is None and fd.cause is Cause.TIME_LIMIT:
+        return Text(f"The job ended first: {label}", style="bold red")
+    who = "A process of unknown rank" if fd.rank is None else f"Rank {fd.rank}"
+    ids = [_plain(fd.host)] if fd.host else []
+    ids += [] if fd.pid is None else [f"pid {fd.pid}"]
+    if ids:
+        who += f" ({', '.join(ids)})"
+    verb = "is the hang culprit" if fd.cause is Cause.HANG else "died first"
+    return Text(f"{who} {verb}: {label}", style="bold red")
+
+
+def _evidence(evidence: Sequence[Evidence]) -> RenderableType:
+    if not evidence:
+        return Text("none kept", style="dim")
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="dim", no_wrap=True)
+    grid.add_column(overflow="fold")
+    for ev in evidence:
+        grid.add_row(_t(_where(ev.where)), _t(_clip(ev.text, EVIDENCE_CHARS)))
+    return grid
+
+
+def _where(loc: Location) -> str:
+    return f"{loc.source}:{loc.line}"
+
+
+# ---- times -----------------------------------------------------------------------------------
+
+
+def _utc(at: datetime) -> datetime:
+    return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
+
+
+def _stamp(at: datetime, digits: int) -> str:
+    """`YYYY-MM-DD HH:MM:SS` with `digits` (0-6) decimals of the second, rounded."""
+    step = 10 ** (6 - digits)
+    at = _utc(at)
+    at += timedelta(microseconds=(at.microsecond + step // 2) // step * step - at.microsecond)
+    text = f"{at:%Y-%m-%d %H:%M:%S}"
+    return f"{text}.{at.microsecond // step:0{digits}d}" if digits else text
+
+
+def _seconds(delta: timedelta) -> tuple[str, int]:
+    """`delta` in seconds with at most 3 decimals, and the number of decimals used."""
+    text = f"{delta.total_seconds():.3f}".rstrip("0").rstrip(".")
+    text = "0.001" if text == "0" else text
+    return text, len(text.partition(".")[2])
+
+
+def _when(span: TimeSpan | None) -> Text:
+    if span is None:
+        return Text("unknown (no timestamp on the evidence)", style="dim")
+    width = span.latest - span.earliest
+    if width <= timedelta(0):
+        return Text(f"{_stamp(span.earliest, 3 if _utc(span.earliest).microsecond else 0)} UTC")
+    if width <= timedelta(minutes=2):
+        half, digits = _seconds(width / 2)
+        return Text(f"{_stamp(span.mid, digits)} UTC (±{half} s)")
+    first, last = _stamp(span.earliest, 0), _stamp(span.latest, 0)
+    if first[:10] == last[:10]:
+        last = last[11:]
+    return Text(f"between {first} and {last} UTC")
+
+
+def _clock(at: datetime | None, with_date: bool) -> str:
+    if at is None:
+        return "?"
+    at = _utc(at)
+    text = f"{at:%H:%M:%S}.{at.microsecond // 1000:03d}"
+    return f"{at:%m-%d} {text}" if with_date else text
+
+
+def _all_times(d: Diagnosis) -> Iterable[datetime]:
+    yield from (e.time.earliest for e in d.events if e.time is not None)
+    yield from (r.last_seen for r in d.ranks if r.last_seen is not None)
+
+
+# ---- ranks -----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Group:
+    fate: Fate
+    summary: str
+    ranks: list[int] = field(default_factory=list)
+    hosts: set[str] = field(default_factory=set)
+    seen: list[datetime] = field(default_factory=list)
+    steps: list[int] = field(default_factory=list)
+
+    def add(self, r: RankReport) -> None:
+        self.ranks.append(r.rank)
+        self.hosts.add(r.host or "?")
+        self.seen.extend([r.last_seen] if r.last_seen else [])
+        self.steps.extend([] if r.last_step is None else [r.last_step])
+
+
+def _ranks_table(ranks: Sequence[RankReport], with_date: bool) -> Table:
+    ordered = sorted(ranks, key=lambda r: r.rank)
+    if len(ordered) > GROUP_ABOVE_RANKS:
+        return _rank_groups(ordered, with_date)
+    table = _table()
+    table.add_column("rank", justify="right", no_wrap=True)
+    table.add_column("host", overflow="fold", max_width=16)
+    table.add_column("fate", no_wrap=True)
+    table.add_column("last seen", no_wrap=True)
+    table.add_column("step", justify="right", no_wrap=True)
+    table.add_column("what happened", overflow="fold")
+    for r in ordered:
+        table.add_row(*_rank_row(r, with_date))
+    return table
+
+
+def _table() -> Table:
+    return Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
+
+
+def _fate_text(fate: Fate) -> Text:
+    label, style = FATE_LABELS[fate]
+    return Text(label, style=style)
+
+
+def _rank_row(r: RankReport, with_date: bool) -> list[Text]:
+    style = "bold red" if r.fate is Fate.FIRST_DEATH else ""
+    return [
+        Text(str(r.rank), style=style),
+        _t(r.host or "?"),
+        _fate_text(r.fate),
+        Text(_clock(r.last_seen, with_date)),
+        Text("?" if r.last_step is None else str(r.last_step)),
+        _t(r.summary, style),
+    ]
+
+
+def _rank_groups(ordered: Sequence[RankReport], with_date: bool) -> Table:
+    """Many ranks: one entry per (fate, summary), its ranks as ranges."""
+    groups: dict[tuple[Fate, str], _Group] = {}
+    for r in ordered:
+        groups.setdefault((r.fate, r.summary), _Group(r.fate, r.summary)).add(r)
+    shown = list(groups.values())[:MAX_RANK_GROUPS]
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(overflow="fold", max_width=28)
+    grid.add_column(overflow="fold")
+    for g in shown:
+        style = "bold red" if g.fate is Fate.FIRST_DEATH else ""
+        label = f"rank{'s' if len(g.ranks) > 1 else ''} {rank_ranges(g.ranks)}"
+        grid.add_row(Text(label, style=style), _group_text(g, with_date))
+    if len(groups) > len(shown):
+        grid.add_row(Text(), Text(f"… {len(groups) - len(shown)} more groups", style="dim"))
+    return grid
+
+
+def _group_text(g: _Group, with_date: bool) -> Text:
+    style = "bold red" if g.fate is Fate.FIRST_DEATH else ""
+    text = _fate_text(g.fate).append(": ").append(_t(g.summary, style))
+    hosts = _plain(min(g.hosts)) if len(g.hosts) == 1 else f"{len(g.hosts):,} hosts"
+    facts = [f"{len(g.ranks):,} rank{'s' if len(g.ranks) > 1 else ''} on {hosts}"]
+    seen = sorted({_clock(t, with_date) for t in g.seen})
+    if seen:
+        facts.append(f"last seen {seen[0]}" + (f" … {seen[-1]}" if len(seen) > 1 else ""))
+    steps = sorted(set(g.steps))
+    if steps:
+        facts.append(f"step {steps[0]}" + (f"-{steps[-1]}" if len(steps) > 1 else ""))
+    return text.append("\n" + ", ".join(facts), style="dim")
+
+
+def rank_ranges(ranks: Sequence[int]) -> str:
+    """`[0, 1, 2, 4, 5]` -> `0-2, 4-5`; very fragmented sets are cut short with a count."""
+    runs: list[list[int]] = []
+    for r in sorted(set(ranks)):
+        if runs and r == runs[-1][1] + 1:
+            runs[-1][1] = r
+        else:
+            runs.append([r, r])
+    parts = [str(a) if a == b else f"{a}-{b}" for a, b in runs]
+    if len(parts) > MAX_RANGES:
+        return ", ".join(parts[:MAX_RANGES]) + f", … ({len(set(ranks))} ranks)"
+    return ", ".join(parts)
+
+
+# ---- timeline --------------------------------------------------------------------------------
+
+
+def _significant(e: Event) -> bool:
+    return e.role is not Role.PROGRESS and (e.rank is not None or e.time is not None)
+
+
+def _order_key(e: Event) -> tuple[bool, datetime, int, str, int]:
+    at = _utc(e.time.earliest) if e.time is not None else datetime.max.replace(tzinfo=UTC)
+    return (e.time is None, at, -1 if e.rank is None else e.rank, e.where.source, e.where.line)
+
+
+def _is_first_death_event(e: Event, fd: FirstDeath | None) -> bool:
+    if fd is None:
+        return False
+    if e.where in {ev.where for ev in fd.evidence}:
+        return True
+    return e.role is Role.CAUSE and e.rank is not None and e.rank == fd.rank and e.cause is fd.cause
+
+
+def _runs(events: Sequence[Event], fd: FirstDeath | None) -> list[list[Event]]:
+    """Consecutive events of one rule from ranks fold into one run (1,000 timeouts: one row)."""
+    runs: list[list[Event]] = []
+    for e in events:
+        last = runs[-1] if runs else None
+        if last and _same_run(last[0], e, fd):
+            last.append(e)
+        else:
+            runs.append([e])
+    return runs
+
+
+def _same_run(a: Event, b: Event, fd: FirstDeath | None) -> bool:
+    if a.rule != b.rule or a.rank is None or b.rank is None:
+        return False
+    return not (_is_first_death_event(a, fd) or _is_first_death_event(b, fd))
+
+
+def elide(items: Sequence[T], keep: Sequence[bool], budget: int) -> list[T | Elided]:
+    """At most `budget` items: the `keep` ones always, then the first and the last ones."""
+    if len(items) <= budget:
+        return list(items)
+    kept = set(sorted(i for i, k in enumerate(keep) if k)[: budget // 2])
+    rest = [i for i in range(len(items)) if i not in kept]
+    room = budget - len(kept)
+    shown = sorted(kept | set(rest[: (room + 1) // 2]) | set(rest[len(rest) - room // 2 :]))
+    out: list[T | Elided] = []
+    previous = -1
+    for i in shown:
+        if i > previous + 1:
+            out.append(Elided(i - previous - 1))
+        out.append(items[i])
+        previous = i
+    if previous < len(items) - 1:
+        out.append(Elided(len(items) - 1 - previous))
+    return out
+
+
+def _timeline(d: Diagnosis, with_date: bool) -> Table | None:
+    fd = d.verdict.first_death
+    runs = _runs(sorted((e for e in d.events if _significant(e)), key=_order_key), fd)
+    if not runs:
+        return None
+    table = _table()
+    table.add_column("time", no_wrap=True)
+    table.add_column("rank", justify="right", overflow="fold", max_width=16)
+    table.add_column("what", no_wrap=True)
+    table.add_column("line", overflow="fold")
+    keep = [_is_first_death_event(run[0], fd) for run in runs]
+    for item in elide(runs, keep, TIMELINE_ROWS):
+        if isinstance(item, Elided):
+            gap = Text(f"… {item.count} more", style="dim")
+            table.add_row(Text("…", style="dim"), Text(), Text(), gap)
+        else:
+            table.add_row(*_timeline_row(item, _is_first_death_event(item[0], fd), with_date))
+    return table
+
+
+def _timeline_row(run: Sequence[Event], culprit: bool, with_date: bool) -> list[Text]:
+    e = run[0]
+    style = "bold red" if culprit else ""
+    ranks = [x.rank for x in run if x.rank is not None]
+    text = _t(_clip(e.text, TIMELINE_CHARS), style)
+    if len(run) > 1:
+        text.append(f" (and {len(run) - 1:,} more like it)", style="dim")
+    return [
+        Text(_clock(None if e.time is None else e.time.earliest, with_date), style="dim"),
+        Text(rank_ranges(ranks) if ranks else "-", style=style),
+        Text(CAUSE_LABELS[e.cause][1], style=style or _role_style(e.role)),
+        text,
+    ]
+
+
+def _role_style(role: Role) -> str:
+    return {Role.CAUSE: "red", Role.SYMPTOM: "yellow"}.get(role, "dim")
