@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from rankautopsy.lines import Stream
 from rankautopsy.matcher import CompiledRule, Hit, match_line
-from rankautopsy.model import Assembly, Cause, Event, Evidence, Location, Role, TimeSpan
+from rankautopsy.model import Assembly, Cause, Event, Evidence, Location, Role, StreamKind, TimeSpan
 
 _WINDOW = 2000  # lines of one channel an assembly may look through
 _EXC_LINE = re.compile(r"^(?P<exc_type>[A-Za-z_][\w.]*)(?::(?: (?P<exc_msg>.*))?)?$")
@@ -52,8 +52,15 @@ def _channel_lines(stream: Stream, start: int) -> list[int]:
     return out
 
 
+_SPAWN_HEADER = re.compile(r"^-- Process (?P<rank>\d+) terminated with the following error:")
+
+
 def assemble_traceback(stream: Stream, start: int) -> Assembled:
     result = Assembled(start)
+    if stream.ranks[start] is None:  # torch.multiprocessing.spawn re-prints a child's traceback under a header
+        for j in range(start - 1, max(-1, start - 3), -1):
+            if m := _SPAWN_HEADER.match(stream.texts[j]):
+                result.facts["rank"] = m["rank"]
     texts = stream.texts
     following = _channel_lines(stream, start)
     for pos, j in enumerate(following):
@@ -106,7 +113,7 @@ def assemble_table_entry(stream: Stream, start: int) -> Assembled:
             key, value = m["key"], m["value"].strip()
             result.facts[f"table_{key}"] = value
             _table_fact(result.facts, key, value)
-        elif key == "traceback" and text.startswith("    "):
+        elif key == "traceback" and text.startswith("  ") and text.strip():
             result.facts["table_traceback"] += "\n" + text.strip()
         else:
             break
@@ -196,12 +203,17 @@ def _event(stream: Stream, hit: Hit, rules: Sequence[CompiledRule], absorbed: se
 def _classify(
     stream: Stream, lines: list[int], rules: Sequence[CompiledRule], own: str, cause: Cause, role: Role
 ) -> tuple[Cause, Role, str | None]:
+    return classify("\n".join(stream.texts[j] for j in lines), stream.kind, rules, own, cause, role)
+
+
+def classify(
+    text: str, kind: StreamKind, rules: Sequence[CompiledRule], own: str, cause: Cause, role: Role
+) -> tuple[Cause, Role, str | None]:
     """An assembled event takes the cause of the most telling rule that matches its final lines:
     a traceback that ends in a gloo timeout is a symptom, one that ends in a CUDA OOM is a cuda_oom."""
-    text = "\n".join(stream.texts[j] for j in lines)
     if not text:
         return cause, role, None
-    hits = [h for h in match_line(text, rules, stream.kind) if h.rule.rule.id != own and h.rule.rule.assemble is None]
+    hits = [h for h in match_line(text, rules, kind) if h.rule.rule.id != own and h.rule.rule.assemble is None]
     for wanted in (Role.SYMPTOM, Role.CAUSE, Role.CONTEXT):
         for h in hits:
             if h.rule.rule.role is wanted:

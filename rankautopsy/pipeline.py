@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta, tzinfo
 
-from rankautopsy.assemble import build_events
+from rankautopsy.assemble import build_events, classify
 from rankautopsy.clocks import ClockContext, live_boot_time, live_uptime, local_zone, year_hint_from_text
 from rankautopsy.lines import Stream, build_stream
 from rankautopsy.matcher import CompiledRule, compile_rules, scan_texts
@@ -57,7 +57,7 @@ def diagnose(options: Options) -> Diagnosis:
     per_stream: list[list[Event]] = []
     for source in sources:
         if source.kind is StreamKind.ERROR_JSON:
-            per_stream.append(_error_file_events(source, options.tz))
+            per_stream.append(_error_file_events(source, rules))
             continue
         ctx = _clock(source, options, year, notes)
         stream = build_stream(source, ctx)
@@ -146,7 +146,7 @@ def _thin_progress(events: list[Event]) -> list[Event]:
     return [e for i, e in enumerate(events) if i not in drop]
 
 
-def _error_file_events(source: Source, tz: tzinfo) -> list[Event]:
+def _error_file_events(source: Source, rules: list[CompiledRule]) -> list[Event]:
     """torchrun's error.json: the exception a rank recorded with @record, and when."""
     try:
         data = json.loads(source.text)
@@ -159,6 +159,9 @@ def _error_file_events(source: Source, tz: tzinfo) -> list[Event]:
     first = clean(str(text)).strip().splitlines()[0] if str(text).strip() else ""
     exc_type, _, exc_msg = first.partition(": ")
     facts = {"exc_type": exc_type, "exc_msg": exc_msg}
+    cause, role, by = classify(first, StreamKind.RANK_LOG, rules, "", Cause.PYTHON_EXCEPTION, Role.CAUSE)
+    if by:
+        facts["classified_by"] = by
     if source.where.local_rank is not None:
         facts["emitter_local_rank"] = str(source.where.local_rank)
     time = None
@@ -168,8 +171,8 @@ def _error_file_events(source: Source, tz: tzinfo) -> list[Event]:
     return [
         Event(
             rule="torchrun.error-file",
-            cause=Cause.PYTHON_EXCEPTION,
-            role=Role.CAUSE,
+            cause=cause,
+            role=role,
             where=Location(source.display, 1),
             text=first,
             rank=source.where.rank,

@@ -1,0 +1,172 @@
+"""Sources: prefixes, rank attribution from paths and content, robust reading, discovery."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path, PurePath
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rankautopsy.errors import InputError
+from rankautopsy.model import StreamKind
+from rankautopsy.sources.discover import classify, discover
+from rankautopsy.sources.prefixes import Prefix, is_srun_labelled, strip_prefixes
+from rankautopsy.sources.ranks import PathRank, content_rank, content_rank_shapes, rank_from_path
+from rankautopsy.sources.read import decode, looks_binary, split_lines
+from rankautopsy.sources.sanitize import clean
+
+
+@pytest.mark.parametrize(
+    ("line", "message", "prefix"),
+    [
+        (
+            "[default2]:[rank2]: Traceback (most recent call last):",
+            "Traceback (most recent call last):",
+            Prefix(rank=2, local_rank=2),
+        ),
+        (
+            "[default0]:[rank0]:[E1218 20:27:21.426415540 ProcessGroupNCCL.cpp:629] [Rank 0] Watchdog",
+            "[E1218 20:27:21.426415540 ProcessGroupNCCL.cpp:629] [Rank 0] Watchdog",
+            Prefix(rank=0, local_rank=0),
+        ),
+        ("[rank3]: [rank3]:     return func(*args, **kwargs)", "    return func(*args, **kwargs)", Prefix(rank=3)),
+        (
+            "[default1]:2026-11-29 09:24:11,468 INFO [rank 1] step 1/12",
+            "2026-11-29 09:24:11,468 INFO [rank 1] step 1/12",
+            Prefix(local_rank=1),
+        ),
+        ("[1,3]<stderr>:Traceback", "Traceback", Prefix(rank=3)),
+        ("[1,3]<stdout>: hello", "hello", Prefix(rank=3)),
+        ("2016-10-06T00:17:09.669794202Z stderr F boom", "boom", Prefix(stamp="2016-10-06T00:17:09.669794202Z")),
+        (
+            "[E ProcessGroupNCCL.cpp:481] Some NCCL operations have failed",
+            "[E ProcessGroupNCCL.cpp:481] Some NCCL operations have failed",
+            Prefix(),
+        ),
+        (
+            "[2026-11-29 07:00:00,123] [INFO] [launch.py:319:sigkill_handler] Killing subprocess 1",
+            "[2026-11-29 07:00:00,123] [INFO] [launch.py:319:sigkill_handler] Killing subprocess 1",
+            Prefix(),
+        ),
+        ("RuntimeError: boom", "RuntimeError: boom", Prefix()),
+    ],
+)
+def test_strip_prefixes(line: str, message: str, prefix: Prefix) -> None:
+    assert strip_prefixes(line) == (message, prefix)
+
+
+def test_srun_labels_only_where_the_stream_is_labelled() -> None:
+    labelled = [" 0: step 1", " 1: step 1", "12: Traceback (most recent call last):", " 3: done"]
+    assert is_srun_labelled(labelled)
+    assert not is_srun_labelled(["3: not a label", "step 1", "step 2", "done"])
+    assert strip_prefixes("12: Traceback", srun_labels=True) == ("Traceback", Prefix(task=12))
+    assert strip_prefixes("12: Traceback") == ("12: Traceback", Prefix())
+
+
+@given(st.text(max_size=200))
+@settings(max_examples=300)
+def test_strip_prefixes_never_raises_and_only_removes_a_head(line: str) -> None:
+    message, _ = strip_prefixes(line, srun_labels=True)
+    assert line.endswith(message)
+
+
+@given(st.integers(0, 4095), st.integers(0, 7), st.sampled_from(["Traceback", "  File", "step 3", "[W1129 x] y"]))
+def test_prefix_layers_round_trip(rank: int, local: int, message: str) -> None:
+    line = f"[default{local}]:[rank{rank}]: {message}"
+    assert strip_prefixes(line) == (message, Prefix(rank=rank, local_rank=local))
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("logs/rank_3.log", PathRank(rank=3)),
+        ("rank3.out", PathRank(rank=3)),
+        ("log_rank_12.txt", PathRank(rank=12)),
+        ("worker-3.log", PathRank(rank=3)),
+        ("20251218101010_rank7.log", PathRank(rank=7)),
+        ("run_1/attempt_2/5/stderr.log", PathRank(local_rank=5, attempt=2)),
+        ("train.log", PathRank()),
+        ("checkpoint_5.log", PathRank()),
+        ("dmesg.txt", PathRank()),
+    ],
+)
+def test_rank_from_path(path: str, expected: PathRank) -> None:
+    assert rank_from_path(PurePath(path)) == expected
+
+
+def test_kubeflow_worker_pods_are_shifted_by_the_master() -> None:
+    assert rank_from_path(PurePath("job-worker-0.log"), kubeflow=True) == PathRank(rank=1)
+
+
+def test_content_rank_trusts_only_the_stream_header_shape() -> None:
+    lines = [f"2026-11-29 07:00:0{i},123 INFO [rank {i % 4}] step {i}" for i in range(8)]
+    mention = "2026-11-29 07:00:09,000 ERROR timed out waiting for rank 3 to join"
+    shapes = content_rank_shapes([*lines, mention])
+    assert [content_rank(x, shapes) for x in lines[:4]] == [0, 1, 2, 3]
+    assert content_rank(mention, shapes) is None
+    assert content_rank("[PG 0 Rank 3] Timeout at NCCL work: 5", shapes) is None
+    assert content_rank_shapes(["no ranks here", "nor here", "step 1"]) == frozenset()
+
+
+def test_clean_removes_escape_sequences_and_controls() -> None:
+    assert clean("\x1b[31mred\x1b[0m \x1b]0;title\x07ok\x00\x07\ttab") == "red ok\ttab"
+
+
+@given(st.text(max_size=300))
+def test_clean_leaves_no_control_characters(text: str) -> None:
+    out = clean(text)
+    assert not any(ord(c) < 32 and c not in "\t\n" or 0x7F <= ord(c) <= 0x9F for c in out)
+
+
+def test_split_lines_handles_crlf_and_carriage_return_progress_bars() -> None:
+    text = "a\r\n 10%|#   |\r 100%|####|\rTraceback (most recent call last):\nb\n"
+    assert list(split_lines(text)) == [
+        (1, "a"),
+        (2, " 10%|#   |"),
+        (2, " 100%|####|"),
+        (2, "Traceback (most recent call last):"),
+        (3, "b"),
+    ]
+
+
+def test_truncated_gzip_is_read_as_far_as_it_goes() -> None:
+    data = gzip.compress(("line of a log\n" * 20000).encode())
+    decoded = decode(data[: len(data) // 2])
+    assert decoded.problem and "truncated gzip" in decoded.problem
+    assert decoded.text.startswith("line of a log\n")
+
+
+def test_binary_sniffing() -> None:
+    assert looks_binary(b"\x7fELF\x02\x01\x01" + bytes(500))
+    assert not looks_binary("ordinary log line ✓\n".encode() * 100)
+
+
+def test_classify_by_name_and_content() -> None:
+    assert classify("x/dmesg.txt", "hello", PathRank()) is StreamKind.KERNEL
+    assert classify("x/attempt_0/1/error.json", "{}", PathRank(local_rank=1)) is StreamKind.ERROR_JSON
+    raw = "[ 933.632096] Out of memory: Killed process 1 (python)\n" * 5
+    assert classify("x/node7.txt", raw, PathRank()) is StreamKind.KERNEL
+    assert classify("x/rank_1.log", "step 1\n", PathRank(rank=1)) is StreamKind.RANK_LOG
+    assert classify("x/console.log", "step 1\n", PathRank()) is StreamKind.CONSOLE
+
+
+def test_discover_reports_missing_and_empty(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no such file"):
+        discover([str(tmp_path / "missing")])
+    with pytest.raises(InputError, match="nothing readable"):
+        discover([str(tmp_path)])
+
+
+def test_discover_skips_and_names_bad_files(tmp_path: Path) -> None:
+    (tmp_path / "rank_0.log").write_text("step 1\n")
+    (tmp_path / "core").write_bytes(bytes(4096))
+    (tmp_path / "empty.log").write_text("")
+    (tmp_path / "loop").symlink_to(tmp_path)
+    sources, skipped = discover([str(tmp_path)])
+    assert [s.display for s in sources] == [str(tmp_path / "rank_0.log")]
+    reasons = {Path(s.path).name: s.reason for s in skipped}
+    assert "binary" in reasons["core"]
+    assert reasons["empty.log"] == "empty"
+    assert any("symlink loop" in r for r in reasons.values())
