@@ -117,7 +117,7 @@ def test_clean_removes_escape_sequences_and_controls() -> None:
 @given(st.text(max_size=300))
 def test_clean_leaves_no_control_characters(text: str) -> None:
     out = clean(text)
-    assert not any(ord(c) < 32 and c not in "\t\n" or 0x7F <= ord(c) <= 0x9F for c in out)
+    assert not any((ord(c) < 32 and c not in "\t\n") or 0x7F <= ord(c) <= 0x9F for c in out)
 
 
 def test_split_lines_handles_crlf_and_carriage_return_progress_bars() -> None:
