@@ -135,10 +135,10 @@ def _stream_events(stream: Stream, rules: list[CompiledRule], notes: list[str]) 
 
 def _thin_progress(events: list[Event]) -> list[Event]:
     """Step lines would be millions of events: keep each rank's first and last, and the highest step."""
-    keep: dict[int | None, list[int]] = {}
+    keep: dict[tuple[int | None, str | None], list[int]] = {}
     for i, e in enumerate(events):
         if e.role is Role.PROGRESS and e.rule != "progress.training-complete":
-            keep.setdefault(e.rank, []).append(i)
+            keep.setdefault((e.rank, e.facts.get("emitter_local_rank")), []).append(i)
     drop: set[int] = set()
     for indices in keep.values():
         top = max(indices, key=lambda i: int(events[i].facts.get("step", "-1") or -1))

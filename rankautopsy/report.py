@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from rankautopsy.model import Cause, Fate, FirstDeath, RankReport, Rule
+from rankautopsy.model import Fate, FirstDeath, RankReport, Rule
 from rankautopsy.rulepacks import Remediation
 from rankautopsy.timeline import RankState, Timeline
 from rankautopsy.verdict import Candidate, Findings, signal_code
@@ -71,7 +71,5 @@ def remediation_for(first: FirstDeath | None, rules: Mapping[str, Rule], rem: Re
     rule = rules.get(first.rule)
     steps = list(rule.remediation) if rule is not None and rule.cause is first.cause else []
     steps = steps or list(rem.fix_cause.get(first.cause, ()))
-    if first.cause is not Cause.HANG and first.cause in rem.fix_cause:
-        steps += [s for s in rem.fix_cause[first.cause] if s not in steps][:2]
     layers = (steps, list(rem.timeouts), list(rem.detection))
     return tuple(f"{label}: {step}" for label, layer in zip(_LAYER_LABELS, layers, strict=True) for step in layer)

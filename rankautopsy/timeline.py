@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -12,7 +13,7 @@ from rankautopsy.model import Cause, Event, Role, StreamKind, TimeSpan
 
 # Launcher rules whose facts report a worker's exit (exitcode, pid, rank or local rank).
 EXIT_RULES = frozenset({"torchrun.worker-failed", "torchrun.failure-entry", "torchrun.mp-spawn-terminated"})
-TEARDOWN_RULES = frozenset({"torchrun.closing-signal", "torchrun.forceful-kill"})
+TEARDOWN_RULES = frozenset({"torchrun.closing-signal", "torchrun.forceful-kill", "torchrun.spawn-terminating"})
 COMPLETE_RULES = frozenset({"progress.training-complete"})
 _SIGNALS = {"SIGKILL": 9, "SIGSEGV": 11, "SIGABRT": 6, "SIGBUS": 7, "SIGTERM": 15, "SIGFPE": 8, "SIGILL": 4}
 
@@ -130,6 +131,16 @@ def _last_seen(stream: Stream, tl: Timeline, local_to_rank: dict[int, int]) -> N
             state.last_seen = time.earliest
 
 
+_IP = re.compile(r"^[\d.]+$|:")
+
+
+def short_host(host: str | None) -> str | None:
+    """Hosts differ by source (torchrun's FQDN, NCCL's short name): compare short names."""
+    if not host or _IP.search(host):
+        return host
+    return host.split(".", 1)[0]
+
+
 def _state(tl: Timeline, rank: int) -> RankState:
     if rank not in tl.ranks:
         tl.ranks[rank] = RankState(rank)
@@ -150,7 +161,7 @@ def _apply(tl: Timeline, index: int, event: Event, local_to_rank: dict[int, int]
         return
     state = _state(tl, event.rank)
     state.events.append(index)
-    state.host = state.host or event.host
+    state.host = state.host or short_host(event.host)
     if event.rule in TEARDOWN_RULES and state.torn_down is None:
         state.torn_down = index
     if event.rule in COMPLETE_RULES:
@@ -163,7 +174,7 @@ def _apply(tl: Timeline, index: int, event: Event, local_to_rank: dict[int, int]
 def _record_exit(state: RankState, index: int, event: Event) -> None:
     state.events.append(index)
     state.pid = state.pid or event.pid
-    state.host = state.host or event.facts.get("host")
+    state.host = state.host or short_host(event.facts.get("host"))
     code = exit_code(event.facts)
     noticed = event.time
     if state.exit is None or (state.exit.code is None and code is not None):

@@ -17,7 +17,7 @@ from rankautopsy.model import (
     RuledOut,
     TimeSpan,
 )
-from rankautopsy.timeline import RankState, Timeline, is_symptom
+from rankautopsy.timeline import TEARDOWN_RULES, RankState, Timeline, is_symptom
 
 _SIGNAL_CAUSE = {
     -9: Cause.KILLED,
@@ -105,7 +105,24 @@ def _bystanders(tl: Timeline) -> tuple[dict[int, str], dict[int, str], set[int]]
             r.exit is None and r.completed is not None and first_cause is None
         ):
             clean.add(r.rank)
+    _infer_teardown(tl, collateral, torn_down, clean)
     return collateral, torn_down, clean
+
+
+def _infer_teardown(tl: Timeline, collateral: dict[int, str], torn_down: dict[int, str], clean: set[int]) -> None:
+    """The launcher stopped N pids it never tied to a rank, and N ranks just stop with no end of their
+    own: those ranks are the ones it stopped."""
+    stopped = [e for e in tl.events if e.rule in TEARDOWN_RULES and e.rank is None]
+    settled = collateral.keys() | torn_down.keys() | clean
+    silent = [
+        r.rank
+        for r in tl.ranks.values()
+        if r.rank not in settled and r.exit is None and not any(tl.events[i].role is Role.CAUSE for i in r.events)
+    ]
+    if 0 < len(silent) <= len(stopped):
+        pids = ", ".join(str(e.pid) for e in stopped)
+        for rank in silent:
+            torn_down[rank] = f"torn down by the launcher (it stopped pids {pids}, not tied to ranks in the logs)"
 
 
 def _precedes(tl: Timeline, a: int, b: int) -> bool:

@@ -7,10 +7,9 @@ carries an escape sequence, whatever the console's settings.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import IO, TypeVar
 
 from rich import box
@@ -28,62 +27,33 @@ from rankautopsy.model import (
     Evidence,
     Fate,
     FirstDeath,
-    Location,
-    Phase,
     RankReport,
     Role,
     TimeSpan,
     Verdict,
 )
-from rankautopsy.sources.sanitize import clean
-
-# cause -> (label in the verdict, short label in the timeline)
-CAUSE_LABELS: dict[Cause, tuple[str, str]] = {
-    Cause.HOST_OOM: ("host RAM exhausted (OOM-killer)", "host OOM"),
-    Cause.CUDA_OOM: ("GPU memory exhausted (CUDA out of memory)", "CUDA OOM"),
-    Cause.PYTHON_EXCEPTION: ("uncaught Python exception", "exception"),
-    Cause.SEGFAULT: ("segmentation fault (native crash)", "segfault"),
-    Cause.ABORT: ("aborted (SIGABRT / C++ terminate)", "abort"),
-    Cause.BUS_ERROR: ("bus error (SIGBUS, often /dev/shm too small)", "bus error"),
-    Cause.CUDA_ERROR: ("CUDA error (illegal access, device assert, launch failure)", "CUDA error"),
-    Cause.GPU_HARDWARE: ("GPU hardware fault (Xid, ECC, fell off the bus)", "GPU hardware"),
-    Cause.NCCL_ERROR: ("NCCL / network error at this rank", "NCCL error"),
-    Cause.KILLED: ("killed by a signal from an unknown sender", "killed"),
-    Cause.SILENT_EXIT: ("exited with no message", "silent exit"),
-    Cause.HANG: ("stopped making progress (hang)", "hang"),
-    Cause.TIME_LIMIT: ("the scheduler's time limit ended the job", "time limit"),
-    Cause.COLLECTIVE_TIMEOUT: ("collective operation timed out", "collective timeout"),
-    Cause.PEER_LOST: ("lost the connection to a peer", "peer lost"),
-    Cause.LAUNCHER_TEARDOWN: ("stopped by the launcher during teardown", "launcher teardown"),
-    Cause.WATCHDOG_ABORT: ("aborted by the NCCL watchdog", "watchdog abort"),
-    Cause.PROGRESS: ("training progress", "progress"),
-    Cause.CONTEXT: ("context", "context"),
-}
-
-FATE_LABELS: dict[Fate, tuple[str, str]] = {
-    Fate.FIRST_DEATH: ("FIRST DEATH", "bold red"),
-    Fate.DIED: ("died", "red"),
-    Fate.COLLATERAL: ("collateral", "yellow"),
-    Fate.TORN_DOWN: ("torn down", "yellow"),
-    Fate.EXITED_CLEAN: ("exited cleanly", "green"),
-    Fate.RUNNING: ("no end logged", ""),
-    Fate.UNKNOWN: ("unknown", "dim"),
-}
-
-PHASE_LABELS: dict[Phase, str] = {
-    Phase.STARTUP: "startup — before the first training step",
-    Phase.TRAINING: "training",
-    Phase.SHUTDOWN: "shutdown — training completed, the process died on exit",
-}
+from rankautopsy.render._labels import (
+    CAUSE_LABELS,
+    FATE_LABELS,
+    PHASE_LABELS,
+    all_times,
+    clip,
+    clock,
+    had_failures,
+    headline,
+    plain,
+    rank_ranges,
+    utc,
+    when_text,
+    where,
+)
 
 EVIDENCE_CHARS = 240
 TIMELINE_CHARS = 100
 TIMELINE_ROWS = 20
 GROUP_ABOVE_RANKS = 64
 MAX_RANK_GROUPS = 32
-MAX_RANGES = 8
 T = TypeVar("T")
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +66,6 @@ _CONFIDENCE_STYLES = {
     Confidence.MEDIUM: "yellow",
     Confidence.LOW: "bold yellow",
 }
-_FAILED_FATES = frozenset({Fate.FIRST_DEATH, Fate.DIED, Fate.COLLATERAL, Fate.TORN_DOWN})
 
 
 def make_console(file: IO[str] | None = None, width: int | None = None, color: bool = False) -> Console:
@@ -121,8 +90,8 @@ def render_terminal(d: Diagnosis, console: Console) -> None:
 def build_report(d: Diagnosis) -> list[RenderableType]:
     """The report as rich renderables, in reading order."""
     v = d.verdict
-    clean_run = v.first_death is None and not _had_failures(d)
-    days = sorted({_utc(t).date() for t in _all_times(d)})
+    clean_run = v.first_death is None and not had_failures(d)
+    days = sorted({utc(t).date() for t in all_times(d)})
     with_date = len(days) > 1
     timeline = f"Timeline (UTC, {days[0].isoformat()})" if len(days) == 1 else "Timeline (UTC)"
     parts: list[RenderableType] = [_verdict_panel(d, clean_run)]
@@ -140,17 +109,8 @@ def build_report(d: Diagnosis) -> list[RenderableType]:
     return parts
 
 
-def _plain(text: str) -> str:
-    """Log text made safe to show: no escapes or controls, no lone surrogates (unprintable)."""
-    return _SURROGATE.sub("\ufffd", clean(text))
-
-
 def _t(text: str, style: str = "") -> Text:
-    return Text(_plain(text), style=style)
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return Text(plain(text), style=style)
 
 
 def _section(title: str, body: RenderableType | None) -> list[RenderableType]:
@@ -172,11 +132,6 @@ def _bullets(marker: str, lines: Sequence[str]) -> Table | None:
 
 def _ruled_out_line(rank: int | None, why: str) -> str:
     return why if rank is None else f"rank {rank}: {why}"
-
-
-def _had_failures(d: Diagnosis) -> bool:
-    failed_event = any(e.role in (Role.CAUSE, Role.SYMPTOM) for e in d.events)
-    return failed_event or any(r.fate in _FAILED_FATES for r in d.ranks)
 
 
 # ---- verdict panel ---------------------------------------------------------------------------
@@ -221,16 +176,7 @@ def _death_panel(fd: FirstDeath, v: Verdict) -> Panel:
 
 
 def _headline(fd: FirstDeath) -> Text:
-    label = CAUSE_LABELS[fd.cause][0]
-    if fd.rank is None and fd.cause is Cause.TIME_LIMIT:
-        return Text(f"The job ended first: {label}", style="bold red")
-    who = "A process of unknown rank" if fd.rank is None else f"Rank {fd.rank}"
-    ids = [_plain(fd.host)] if fd.host else []
-    ids += [] if fd.pid is None else [f"pid {fd.pid}"]
-    if ids:
-        who += f" ({', '.join(ids)})"
-    verb = "is the hang culprit" if fd.cause is Cause.HANG else "died first"
-    return Text(f"{who} {verb}: {label}", style="bold red")
+    return Text(headline(fd, plain(fd.host) if fd.host else None, fd.pid), style="bold red")
 
 
 def _evidence(evidence: Sequence[Evidence]) -> RenderableType:
@@ -240,63 +186,15 @@ def _evidence(evidence: Sequence[Evidence]) -> RenderableType:
     grid.add_column(style="dim", no_wrap=True)
     grid.add_column(overflow="fold")
     for ev in evidence:
-        grid.add_row(_t(_where(ev.where)), _t(_clip(ev.text, EVIDENCE_CHARS)))
+        grid.add_row(_t(where(ev)), _t(clip(ev.text, EVIDENCE_CHARS)))
     return grid
-
-
-def _where(loc: Location) -> str:
-    return f"{loc.source}:{loc.line}"
 
 
 # ---- times -----------------------------------------------------------------------------------
 
 
-def _utc(at: datetime) -> datetime:
-    return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
-
-
-def _stamp(at: datetime, digits: int) -> str:
-    """`YYYY-MM-DD HH:MM:SS` with `digits` (0-6) decimals of the second, rounded."""
-    step = 10 ** (6 - digits)
-    at = _utc(at)
-    at += timedelta(microseconds=(at.microsecond + step // 2) // step * step - at.microsecond)
-    text = f"{at:%Y-%m-%d %H:%M:%S}"
-    return f"{text}.{at.microsecond // step:0{digits}d}" if digits else text
-
-
-def _seconds(delta: timedelta) -> tuple[str, int]:
-    """`delta` in seconds with at most 3 decimals, and the number of decimals used."""
-    text = f"{delta.total_seconds():.3f}".rstrip("0").rstrip(".")
-    text = "0.001" if text == "0" else text
-    return text, len(text.partition(".")[2])
-
-
 def _when(span: TimeSpan | None) -> Text:
-    if span is None:
-        return Text("unknown (no timestamp on the evidence)", style="dim")
-    width = span.latest - span.earliest
-    if width <= timedelta(0):
-        return Text(f"{_stamp(span.earliest, 3 if _utc(span.earliest).microsecond else 0)} UTC")
-    if width <= timedelta(minutes=2):
-        half, digits = _seconds(width / 2)
-        return Text(f"{_stamp(span.mid, digits)} UTC (±{half} s)")
-    first, last = _stamp(span.earliest, 0), _stamp(span.latest, 0)
-    if first[:10] == last[:10]:
-        last = last[11:]
-    return Text(f"between {first} and {last} UTC")
-
-
-def _clock(at: datetime | None, with_date: bool) -> str:
-    if at is None:
-        return "?"
-    at = _utc(at)
-    text = f"{at:%H:%M:%S}.{at.microsecond // 1000:03d}"
-    return f"{at:%m-%d} {text}" if with_date else text
-
-
-def _all_times(d: Diagnosis) -> Iterable[datetime]:
-    yield from (e.time.earliest for e in d.events if e.time is not None)
-    yield from (r.last_seen for r in d.ranks if r.last_seen is not None)
+    return Text(when_text(span), style="dim" if span is None else "")
 
 
 # ---- ranks -----------------------------------------------------------------------------------
@@ -349,7 +247,7 @@ def _rank_row(r: RankReport, with_date: bool) -> list[Text]:
         Text(str(r.rank), style=style),
         _t(r.host or "?"),
         _fate_text(r.fate),
-        Text(_clock(r.last_seen, with_date)),
+        Text(clock(r.last_seen, with_date)),
         Text("?" if r.last_step is None else str(r.last_step)),
         _t(r.summary, style),
     ]
@@ -376,29 +274,15 @@ def _rank_groups(ordered: Sequence[RankReport], with_date: bool) -> Table:
 def _group_text(g: _Group, with_date: bool) -> Text:
     style = "bold red" if g.fate is Fate.FIRST_DEATH else ""
     text = _fate_text(g.fate).append(": ").append(_t(g.summary, style))
-    hosts = _plain(min(g.hosts)) if len(g.hosts) == 1 else f"{len(g.hosts):,} hosts"
+    hosts = plain(min(g.hosts)) if len(g.hosts) == 1 else f"{len(g.hosts):,} hosts"
     facts = [f"{len(g.ranks):,} rank{'s' if len(g.ranks) > 1 else ''} on {hosts}"]
-    seen = sorted({_clock(t, with_date) for t in g.seen})
+    seen = sorted({clock(t, with_date) for t in g.seen})
     if seen:
         facts.append(f"last seen {seen[0]}" + (f" … {seen[-1]}" if len(seen) > 1 else ""))
     steps = sorted(set(g.steps))
     if steps:
         facts.append(f"step {steps[0]}" + (f"-{steps[-1]}" if len(steps) > 1 else ""))
     return text.append("\n" + ", ".join(facts), style="dim")
-
-
-def rank_ranges(ranks: Sequence[int]) -> str:
-    """`[0, 1, 2, 4, 5]` -> `0-2, 4-5`; very fragmented sets are cut short with a count."""
-    runs: list[list[int]] = []
-    for r in sorted(set(ranks)):
-        if runs and r == runs[-1][1] + 1:
-            runs[-1][1] = r
-        else:
-            runs.append([r, r])
-    parts = [str(a) if a == b else f"{a}-{b}" for a, b in runs]
-    if len(parts) > MAX_RANGES:
-        return ", ".join(parts[:MAX_RANGES]) + f", … ({len(set(ranks))} ranks)"
-    return ", ".join(parts)
 
 
 # ---- timeline --------------------------------------------------------------------------------
@@ -409,7 +293,7 @@ def _significant(e: Event) -> bool:
 
 
 def _order_key(e: Event) -> tuple[bool, datetime, int, str, int]:
-    at = _utc(e.time.earliest) if e.time is not None else datetime.max.replace(tzinfo=UTC)
+    at = utc(e.time.earliest) if e.time is not None else datetime.max.replace(tzinfo=UTC)
     return (e.time is None, at, -1 if e.rank is None else e.rank, e.where.source, e.where.line)
 
 
@@ -483,11 +367,11 @@ def _timeline_row(run: Sequence[Event], culprit: bool, with_date: bool) -> list[
     e = run[0]
     style = "bold red" if culprit else ""
     ranks = [x.rank for x in run if x.rank is not None]
-    text = _t(_clip(e.text, TIMELINE_CHARS), style)
+    text = _t(clip(e.text, TIMELINE_CHARS), style)
     if len(run) > 1:
         text.append(f" (and {len(run) - 1:,} more like it)", style="dim")
     return [
-        Text(_clock(None if e.time is None else e.time.earliest, with_date), style="dim"),
+        Text(clock(None if e.time is None else e.time.earliest, with_date), style="dim"),
         Text(rank_ranges(ranks) if ranks else "-", style=style),
         Text(CAUSE_LABELS[e.cause][1], style=style or _role_style(e.role)),
         text,

@@ -66,12 +66,18 @@ def content_rank(message: str, shapes: frozenset[str]) -> int | None:
 
 
 def content_rank_shapes(messages: list[str]) -> frozenset[str]:
-    """The header shapes before a rank field, when a stream's format names the rank on most lines."""
+    """The header shapes before a rank field that a stream's logging format puts on its lines: a shape
+    seen on several lines naming different ranks (an interleaved console), or on most lines."""
     lines = [m for m in messages if m.strip()]
+    seen: dict[str, set[int]] = {}
     counts: dict[str, int] = {}
     for message in lines:
         if (token := _rank_token(message)) is not None:
-            counts[token[1]] = counts.get(token[1], 0) + 1
-    if len(lines) < 3 or sum(counts.values()) < 0.3 * len(lines):
-        return frozenset()
-    return frozenset(shape for shape, n in counts.items() if n >= max(2, 0.1 * len(lines)))
+            rank, shape = token
+            seen.setdefault(shape, set()).add(rank)
+            counts[shape] = counts.get(shape, 0) + 1
+    return frozenset(
+        shape
+        for shape, n in counts.items()
+        if n >= 3 and (len(seen[shape]) >= 2 or n >= 0.3 * len(lines))
+    )

@@ -24,13 +24,15 @@ def is_gzip(head: bytes) -> bool:
 
 
 def looks_binary(head: bytes) -> bool:
-    """A NUL-heavy or mostly non-text head: not a log (a checkpoint, an image, a core file)."""
+    """Not a log (a checkpoint, an image, a core file): NULs in the head, as git and grep judge it,
+    or mostly bytes that are neither text nor UTF-8. NULs further on (a log truncated by a crash) are fine."""
     if not head:
         return False
-    if head.count(b"\x00") > len(head) // 100:
+    if b"\x00" in head:
         return True
-    printable = sum(1 for b in head if b >= 0x20 or b in b"\t\n\r\x1b")
-    return printable < 0.85 * len(head)
+    text = head.decode("utf-8", "replace")
+    bad = text.count("\ufffd") + sum(1 for c in text if c < " " and c not in "\t\n\r\x1b\x0c")
+    return bad > 0.1 * len(text)
 
 
 def gunzip(data: bytes) -> Decoded:
