@@ -38,9 +38,7 @@ class Cause(StrEnum):
         return self in _SYMPTOMS
 
 
-_SYMPTOMS = frozenset(
-    {Cause.COLLECTIVE_TIMEOUT, Cause.PEER_LOST, Cause.LAUNCHER_TEARDOWN, Cause.WATCHDOG_ABORT}
-)
+_SYMPTOMS = frozenset({Cause.COLLECTIVE_TIMEOUT, Cause.PEER_LOST, Cause.LAUNCHER_TEARDOWN, Cause.WATCHDOG_ABORT})
 
 
 class Role(StrEnum):
@@ -95,8 +93,10 @@ class TimeSpan:
         return self.earliest + (self.latest - self.earliest) / 2
 
     def before(self, other: TimeSpan, skew: timedelta = timedelta(0)) -> bool:
-        """True when this interval certainly ends before the other begins, allowing for skew."""
-        return self.latest + skew < other.earliest
+        """True when this interval certainly ends before the other begins, allowing for skew.
+        A stamp's interval is half-open ([07:00:01, 07:00:02) for a seconds stamp): touching is before."""
+        end = self.latest + skew
+        return end < other.earliest or (end == other.earliest and self.earliest < self.latest)
 
 
 @dataclass(frozen=True, slots=True)

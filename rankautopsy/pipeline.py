@@ -64,7 +64,7 @@ def diagnose(options: Options) -> Diagnosis:
         streams.append(stream)
         per_stream.append(_stream_events(stream, rules, notes))
         _kernel_notes(stream, ctx, notes)
-    tl = build_timeline(streams, per_stream, options.skew)
+    tl = build_timeline(streams, per_stream, ClockContext(tz=options.tz, year=year))
     tl.notes.extend(notes)
     findings = decide(tl, options.skew)
     inputs = tuple(_input(s, streams) for s in sources)

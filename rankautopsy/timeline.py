@@ -6,8 +6,9 @@ import dataclasses
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 
+from rankautopsy.clocks import ClockContext, parse_torchrun_time
 from rankautopsy.lines import Stream
 from rankautopsy.model import Cause, Event, Role, StreamKind, TimeSpan
 
@@ -36,6 +37,7 @@ class RankState:
     exit: Exit | None = None
     torn_down: int | None = None  # index of the launcher's teardown event for this rank
     completed: int | None = None  # index of its "training complete" event
+    died_at: TimeSpan | None = None  # when its recorded exception was written (torchrun's error file)
 
 
 @dataclass(slots=True)
@@ -46,11 +48,12 @@ class Timeline:
     notes: list[str]
     root_cause_rank: int | None = None  # what torchrun's "Root Cause" entry named
     end: datetime | None = None  # the latest time seen in any input
+    ctx: ClockContext | None = None
 
 
-def build_timeline(streams: Sequence[Stream], per_stream: Sequence[list[Event]], skew: timedelta) -> Timeline:
+def build_timeline(streams: Sequence[Stream], per_stream: Sequence[list[Event]], ctx: ClockContext) -> Timeline:
     events = [e for evs in per_stream for e in evs]
-    tl = Timeline(events, {}, {}, [])
+    tl = Timeline(events, {}, {}, [], ctx=ctx)
     local_to_rank = _local_rank_map(events)
     tl.events = [_resolve_local(e, local_to_rank) for e in tl.events]
     tl.pids = _pid_map(tl.events, local_to_rank)
@@ -153,7 +156,7 @@ def _apply(tl: Timeline, index: int, event: Event, local_to_rank: dict[int, int]
         if rank is None:
             return
         state = _state(tl, rank)
-        _record_exit(state, index, event)
+        _record_exit(state, index, event, tl.ctx)
         if event.rule == "torchrun.failure-entry" and event.facts.get("root_cause") == "1":
             tl.root_cause_rank = rank
         return
@@ -171,12 +174,19 @@ def _apply(tl: Timeline, index: int, event: Event, local_to_rank: dict[int, int]
         state.last_step = step if state.last_step is None else max(state.last_step, step)
 
 
-def _record_exit(state: RankState, index: int, event: Event) -> None:
+def _record_exit(state: RankState, index: int, event: Event, ctx: ClockContext | None) -> None:
     state.events.append(index)
     state.pid = state.pid or event.pid
     state.host = state.host or short_host(event.facts.get("host"))
     code = exit_code(event.facts)
     noticed = event.time
+    table = parse_torchrun_time(event.facts["table_time"], ctx) if ctx and "table_time" in event.facts else None
+    if table is not None:
+        # torchrun's `time` is when the rank recorded its exception (error file), else when the agent noticed.
+        if event.facts.get("table_error_file", "<N/A>") != "<N/A>":
+            state.died_at = table
+        if noticed is None or table.latest < noticed.latest:
+            noticed = table
     if state.exit is None or (state.exit.code is None and code is not None):
         state.exit = Exit(code, index, noticed)
     elif noticed is not None and (state.exit.noticed is None or noticed.latest < state.exit.noticed.latest):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -177,16 +177,26 @@ def _support(r: RankState) -> list[int]:
 
 
 def _death_time(tl: Timeline, r: RankState, own: TimeSpan | None, facts: object) -> TimeSpan | None:
-    """When the rank died: its event's time, closed by when the launcher noticed (it died before)."""
+    """When the rank died: its event's time, closed by when the launcher noticed (it died before),
+    and narrowed by the time its recorded exception was written."""
     noticed = r.exit.noticed if r.exit else None
-    open_ended = isinstance(facts, dict) and facts.get("time_open") == "1"
-    if own is not None and not open_ended:
-        return own
-    start = own.earliest if own is not None else r.last_seen
-    if start is None:
-        return noticed
-    end = noticed.latest if noticed is not None and noticed.latest >= start else (tl.end or start)
-    return TimeSpan(start, max(start, end))
+    open_ended = isinstance(facts, Mapping) and facts.get("time_open") == "1"
+    span = own
+    if own is None or open_ended:
+        start = own.earliest if own is not None else r.last_seen
+        if start is None:
+            span = noticed
+        else:
+            end = noticed.latest if noticed is not None and noticed.latest >= start else (tl.end or start)
+            span = TimeSpan(start, max(start, end))
+    return _narrow(span, r.died_at)
+
+
+def _narrow(span: TimeSpan | None, bound: TimeSpan | None) -> TimeSpan | None:
+    if span is None or bound is None:
+        return span or bound
+    earliest, latest = max(span.earliest, bound.earliest), min(span.latest, bound.latest)
+    return TimeSpan(earliest, latest) if earliest <= latest else bound
 
 
 def _phase(tl: Timeline, r: RankState, death: int) -> Phase:
@@ -212,7 +222,7 @@ def _name_death(tl: Timeline, f: Findings, skew: timedelta) -> None:
     first = f.candidates[0]
     others = f.candidates[1:]
     e = tl.events[first.evidence[0]]
-    unordered = [c for c in others if first.time is None or c.time is None or not first.time.before(c.time, skew)]
+    unordered = [c for c in others if not _ordered(tl, first, c, skew)]
     f.first = _first_death(tl, first)
     f.culprit_events = list(first.evidence)
     f.reasoning.append(_why_first(tl, first, e))
@@ -237,6 +247,15 @@ def _name_death(tl: Timeline, f: Findings, skew: timedelta) -> None:
         f.reasoning.append(f"rank {first.rank} had completed training before it died: it died on exit")
 
 
+def _ordered(tl: Timeline, a: Candidate, b: Candidate, skew: timedelta) -> bool:
+    """Whether a certainly died before b; clock skew only matters between two hosts' clocks."""
+    if a.time is None or b.time is None:
+        return False
+    host_a, host_b = tl.ranks[a.rank].host, tl.ranks[b.rank].host
+    same_clock = host_a is not None and host_a == host_b
+    return a.time.before(b.time, timedelta(0) if same_clock else skew)
+
+
 def _why_first(tl: Timeline, c: Candidate, e: Event) -> str:
     basis = f"its exit ({c.detail})" if c.from_exit_only else f"{e.rule} at {e.where.source}:{e.where.line}"
     if len(tl.ranks) and not [x for x in tl.ranks if x != c.rank]:
@@ -246,11 +265,7 @@ def _why_first(tl: Timeline, c: Candidate, e: Event) -> str:
 
 def _first_death(tl: Timeline, c: Candidate) -> FirstDeath:
     r = tl.ranks[c.rank]
-    evidence = []
-    for i in c.evidence:
-        e = tl.events[i]
-        evidence.append(Evidence(e.where, e.text))
-        evidence.extend(e.lines[:6])
+    evidence = _evidence(tl, c.evidence)
     return FirstDeath(
         rank=c.rank,
         cause=c.cause,
@@ -260,8 +275,17 @@ def _first_death(tl: Timeline, c: Candidate) -> FirstDeath:
         time=c.time,
         phase=c.phase,
         detail=c.detail,
-        evidence=tuple(evidence),
+        evidence=evidence,
     )
+
+
+def _evidence(tl: Timeline, indices: Sequence[int]) -> tuple[Evidence, ...]:
+    out: list[Evidence] = []
+    for i in indices:
+        e = tl.events[i]
+        out.append(Evidence(e.where, e.text))
+        out.extend(e.lines[:6])
+    return tuple(out)
 
 
 def _name_hang(tl: Timeline, f: Findings) -> None:
@@ -282,7 +306,9 @@ def _name_hang(tl: Timeline, f: Findings) -> None:
     culprit = min(suspects, key=_progress_key)
     peer_lost = sum(1 for r in reporters if "peer lost" in f.collateral[r])
     cause = Cause.SILENT_EXIT if peer_lost > len(reporters) / 2 else Cause.HANG
-    evidence = [i for i in culprit.events if tl.events[i].role in (Role.PROGRESS, Role.CONTEXT)][-1:]
+    evidence = [i for i in culprit.events if tl.events[i].role is Role.PROGRESS][-1:]
+    waits = [i for r in reporters for i in tl.ranks[r].events if is_symptom(tl.events[i])]
+    evidence += sorted(waits, key=lambda i: (tl.events[i].cause is not Cause.COLLECTIVE_TIMEOUT, i))[:1]
     if culprit.torn_down is not None:
         evidence.append(culprit.torn_down)
     time = TimeSpan(culprit.last_seen, culprit.last_seen) if culprit.last_seen else None
@@ -294,10 +320,14 @@ def _name_hang(tl: Timeline, f: Findings) -> None:
         pid=culprit.pid,
         time=time,
         detail=_hang_detail(culprit, cause),
-        evidence=tuple(Evidence(tl.events[i].where, tl.events[i].text) for i in evidence),
+        evidence=_evidence(tl, evidence),
     )
     f.culprit_events = evidence
-    f.confidence = Confidence.MEDIUM if len(suspects) == 1 and len(reporters) >= 1 else Confidence.LOW
+    alive = culprit.torn_down is not None and cause is Cause.HANG
+    if len(suspects) == 1 and len(reporters) >= 2 and alive:
+        f.confidence = Confidence.HIGH
+    else:
+        f.confidence = Confidence.MEDIUM if len(suspects) == 1 else Confidence.LOW
     f.reasoning.append(
         f"rank {culprit.rank} is the only rank that did not report a timeout or lost peer"
         if len(suspects) == 1
@@ -306,6 +336,8 @@ def _name_hang(tl: Timeline, f: Findings) -> None:
     f.reasoning.append(
         f"{len(reporters)} rank(s) ({ranges(sorted(reporters))}) waited in a collective for it and reported it"
     )
+    if alive:
+        f.reasoning.append(f"rank {culprit.rank} was still alive when the launcher stopped it: it hung, it did not die")
 
 
 def _hang_detail(r: RankState, cause: Cause) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from rankautopsy.model import Cause, Diagnosis, Event, Evidence, Fate, FirstDeath, RankReport, Role, Verdict
+from rankautopsy.model import Cause, Diagnosis, Event, Evidence, Fate, FirstDeath, RankReport, Role, TimeSpan, Verdict
 from rankautopsy.render._labels import (
     CAUSE_LABELS,
     FATE_LABELS,
@@ -240,7 +240,6 @@ SHAPE_LABELS = {
 }
 WIDTH = 1200
 LEFT = 96
-HEAD = 44
 PLOT_HEIGHT = 560  # the lanes of a big job share this much height
 MAX_LANE = 26
 MIN_LANE = 0.5
@@ -272,6 +271,7 @@ class _Mark:
     at: datetime
     shape: str
     label: str
+    since: datetime | None = None  # the interval it lies in, if uncertain
     until: datetime | None = None
 
 
@@ -293,9 +293,17 @@ class _Frame:
     t0: datetime
     t1: datetime
     start: datetime  # the first time seen in the job (may lie before t0)
-    top: float
+    head: float  # room for the guides' words
     lane: float
     lanes: int
+
+    @property
+    def tall(self) -> bool:
+        return self.lane * self.lanes > 300  # tall enough to repeat the time axis on top
+
+    @property
+    def top(self) -> float:
+        return self.head + (18 if self.tall else 4)
 
     @property
     def thick(self) -> bool:
@@ -329,7 +337,7 @@ def _marks(d: Diagnosis, r: RankReport) -> tuple[_Mark, ...]:
     events = [ev for ev in rank_events(d, r.events) if ev.time is not None]
     marks: list[_Mark] = []
     if r.fate is Fate.FIRST_DEATH and fd is not None and fd.time is not None:
-        marks.append(_Mark(fd.time.earliest, "cross", CAUSE_LABELS[fd.cause][1], fd.time.latest))
+        marks.append(_Mark(_death_at(fd.time), "cross", CAUSE_LABELS[fd.cause][1], fd.time.earliest, fd.time.latest))
         events = [ev for ev in events if ev.role is Role.SYMPTOM]
     else:
         events = [ev for ev in events if ev.role in (Role.CAUSE, Role.SYMPTOM)]
@@ -345,25 +353,28 @@ def _event_mark(ev: Event) -> _Mark:
     return _Mark(at, shape, CAUSE_LABELS[ev.cause][1])
 
 
-def _frame(d: Diagnosis, lanes: Sequence[_Lane]) -> _Frame | None:
+def _frame(d: Diagnosis, lanes: Sequence[_Lane], guides: int) -> _Frame | None:
+    """From the job's first time to the last lane's end; a long calm before the failure is cut short."""
     marks = [m for lane in lanes for m in lane.marks]
-    times = [utc(t) for t in all_times(d)] + [utc(t) for m in marks for t in (m.at, m.until or m.at)]
-    if not times:
+    ends = [utc(t) for m in marks for t in (m.at, m.since or m.at, m.until or m.at)]
+    ends += [utc(r.last_seen) for r in (lane.report for lane in lanes) if r.last_seen is not None]
+    times = [utc(t) for t in all_times(d)]
+    if not times and not ends:
         return None
-    start, end = min(times), max(times)
+    start, end = min(times + ends), max(ends or times)
     focus = min((utc(m.at) for m in marks if m.shape != "circle"), default=None)
     low = start
     if focus is not None and end > focus and focus - start > 3 * (end - focus):
-        low = focus - (end - focus)  # a long calm before the storm is cut short
+        low = focus - (end - focus)
     pad = max(end - low, timedelta(seconds=1)) * 0.03
     lane = min(MAX_LANE, max(MIN_LANE, PLOT_HEIGHT / max(1, len(lanes))))
-    top = HEAD + (18 if lane * len(lanes) > 300 else 4)
-    return _Frame(low - pad, end + pad, start, top, lane, len(lanes))
+    return _Frame(low - pad, end + pad, start, 8 + 17 * guides, lane, len(lanes))
 
 
 def swimlanes(d: Diagnosis, lanes: Sequence[_Lane]) -> str | None:
     """One lane per rank: alive from the job's start to its last line, then how it ended."""
-    frame = _frame(d, lanes)
+    guides = _guides(d)
+    frame = _frame(d, lanes, len(guides))
     if frame is None:
         return None
     culprit = next((i for i, lane in enumerate(lanes) if lane.report.fate is Fate.FIRST_DEATH), None)
@@ -378,7 +389,8 @@ def swimlanes(d: Diagnosis, lanes: Sequence[_Lane]) -> str | None:
         f'<svg xmlns="http://www.w3.org/2000/svg" class="{cls}" viewBox="0 0 {WIDTH} {frame.bottom + 44:.0f}" '
         f'role="img" aria-label="timeline of {len(lanes)} ranks" font-size="12">'
     )
-    return "\n".join([head, *_axis(frame), *others, *_guides(d, frame), *on_top, "</svg>"])
+    drawn = [part for row, guide in enumerate(guides) for part in _guide(guide, row, frame)]
+    return "\n".join([head, *_axis(frame), *others, *drawn, *on_top, "</svg>"])
 
 
 def _labelled(n: int, lane: float, culprit: int | None) -> set[int]:
@@ -421,7 +433,7 @@ def _axis(frame: _Frame) -> list[str]:
         x, label = frame.x(at), e(_tick_label(at, step, with_date))
         parts.append(f'<line class="grid" x1="{x:.1f}" y1="{top:.1f}" x2="{x:.1f}" y2="{bottom + 4:.1f}"/>')
         parts.append(f'<text class="tick" x="{x:.1f}" y="{bottom + 17:.1f}" text-anchor="middle">{label}</text>')
-        if top > HEAD + 10:
+        if frame.tall:
             parts.append(f'<text class="tick" x="{x:.1f}" y="{top - 5:.1f}" text-anchor="middle">{label}</text>')
     parts.append(f'<text class="axis" x="{LEFT}" y="{bottom + 36:.1f}">{e(_axis_caption(frame))}</text>')
     return parts
@@ -435,21 +447,39 @@ def _axis_caption(frame: _Frame) -> str:
     return text
 
 
-def _guides(d: Diagnosis, frame: _Frame) -> list[str]:
+def _guides(d: Diagnosis) -> list[tuple[datetime, str, str]]:
     """Dashed lines across every lane: when the first death happened, when the symptoms began."""
     guides: list[tuple[datetime, str, str]] = []
     fd = d.verdict.first_death
-    died = fd.time.earliest if fd is not None and fd.time is not None else None
-    if fd is not None and died is not None:
+    span = fd.time if fd is not None else None
+    if fd is not None and span is not None:
         who = "the job" if fd.rank is None else f"rank {fd.rank}"
-        verb = "stopped making progress" if fd.cause is Cause.HANG else "died"
-        guides.append((died, f"{who} {verb} · {clock(died, False)}", "death"))
+        what = f"stopped making progress after {clock(span.earliest, False)}"
+        if fd.cause is not Cause.HANG:
+            what = f"died · {_short_when(span)}"
+        guides.append((_death_at(span), f"{who} {what}", "death"))
     symptom = _first_symptom(d)
     if symptom is not None:
         at, what = symptom
-        after = f" ({_human(at - utc(died))} later)" if died is not None and at > utc(died) else ""
+        after = ""
+        if span is not None and at >= utc(span.latest) and at > utc(_death_at(span)):
+            after = f" ({_human(at - utc(_death_at(span)))} later)"
         guides.append((at, f"{what} from {clock(at, False)}{after}", "symptom"))
-    return [part for row, guide in enumerate(guides) for part in _guide(guide, row, frame)]
+    return guides
+
+
+def _death_at(span: TimeSpan) -> datetime:
+    """Where the first death's marker goes: mid-point of a short interval, start of a long one (a hang)."""
+    return span.mid if span.latest - span.earliest <= timedelta(minutes=2) else span.earliest
+
+
+def _short_when(span: TimeSpan) -> str:
+    width = span.latest - span.earliest
+    if width <= timedelta(0):
+        return clock(span.earliest, False)
+    if width <= timedelta(minutes=2):
+        return f"{clock(span.mid, False)} ±{_human(width / 2)}"
+    return f"between {clock(span.earliest, False)} and {clock(span.latest, False)}"
 
 
 def _first_symptom(d: Diagnosis) -> tuple[datetime, str] | None:
@@ -507,24 +537,34 @@ def _lane(lane: _Lane, i: int, frame: _Frame, labelled: bool, culprit: bool) -> 
     if r.last_seen is not None:
         x0, x1 = frame.x(frame.start), frame.x(r.last_seen)
         parts.append(_rect("alive", x0, cy - bar / 2, max(x1 - x0, 1), bar))
-        end = lane.end
-        if end is not None and end > utc(r.last_seen) and (frame.thick or culprit):
+        end = _silent(lane)
+        if end is not None and (frame.thick or culprit):
             parts.append(f'<line class="silent" x1="{x1:.1f}" y1="{cy:.2f}" x2="{frame.x(end):.1f}" y2="{cy:.2f}"/>')
     parts += [_mark(m, frame, cy, culprit) for m in lane.marks]
-    if frame.lane >= LABEL_GAP and lane.marks and not culprit:
-        parts.append(_what(lane.marks[-1], frame, cy))
+    last = lane.marks[-1] if lane.marks else None
+    if last is None and r.last_seen is not None:
+        last = _Mark(r.last_seen, "", FATE_LABELS[r.fate][0].lower())
+    if frame.lane >= LABEL_GAP and last is not None and not culprit:
+        parts.append(_what(last, frame, cy))
     if labelled:
         name = f"rank {r.rank}" if frame.lane >= LABEL_GAP or i == 0 or culprit else str(r.rank)
         parts.append(f'<text class="rank" x="{LEFT - 8}" y="{cy + 4:.2f}" text-anchor="end">{name}</text>')
     return "".join(parts) + "</g>"
 
 
+def _silent(lane: _Lane) -> datetime | None:
+    """The end of a rank that fell silent before it ended (its last line came before its end)."""
+    end, seen = lane.end, lane.report.last_seen
+    return end if end is not None and seen is not None and end > utc(seen) else None
+
+
 def _mark(m: _Mark, frame: _Frame, cy: float, culprit: bool) -> str:
     x = frame.x(m.at)
     band = ""
-    if m.until is not None and frame.x(m.until) - x > 2:
+    x0, x1 = frame.x(m.since or m.at), frame.x(m.until or m.at)
+    if x1 - x0 > 2:
         h = max(frame.lane * 0.7, 6.0)
-        band = _rect("span", x, cy - h / 2, frame.x(m.until) - x, h)
+        band = _rect("span", x0, cy - h / 2, x1 - x0, h)
     if not frame.thick and not culprit:
         return band + _rect("tick-mark", x - 1.5, cy - frame.lane / 2 - 0.1, 3, frame.lane + 0.2)
     return band + _shape(m.shape, x, cy, min(frame.lane * 0.62, 14.0) if frame.thick else 11.0)
@@ -548,7 +588,7 @@ def _shape(shape: str, x: float, y: float, size: float) -> str:
 
 def _what(m: _Mark, frame: _Frame, cy: float) -> str:
     x = frame.x(m.at)
-    tx, anchor = (x - 11, "end") if frame.past(x, 1.0) else (x + 11, "start")
+    tx, anchor = (x - 11, "end") if frame.past(x, 1.0) else (x + (11 if m.shape else 6), "start")
     return f'<text class="what" x="{tx:.1f}" y="{cy + 4:.2f}" text-anchor="{anchor}">{e(m.label)}</text>'
 
 
@@ -586,8 +626,9 @@ def legend(lanes: Sequence[_Lane]) -> str:
         for s, label in SHAPE_LABELS.items()
         if s in shapes
     ]
-    silent = '<line class="silent" x1="0" y1="7" x2="14" y2="7"/>'
-    keys.append(f'<span class="key"><svg viewBox="0 0 14 14">{silent}</svg>silent until its end</span>')
+    if any(_silent(lane) for lane in lanes):
+        silent = '<line class="silent" x1="0" y1="7" x2="14" y2="7"/>'
+        keys.append(f'<span class="key"><svg viewBox="0 0 14 14">{silent}</svg>silent until its end</span>')
     return '<div class="legend">' + "".join(keys) + "</div>"
 
 
@@ -625,9 +666,9 @@ figure.log{margin:0 0 10px}
 figcaption{font:12px var(--mono);color:var(--muted);margin-bottom:2px}
 pre{margin:0;padding:8px 0;background:var(--bg);border:1px solid var(--line);border-radius:6px;
 font:12.5px/1.5 var(--mono);white-space:pre-wrap;overflow-wrap:anywhere}
-pre>span{display:block;padding:0 12px 0 0}
+pre>span{display:grid;grid-template-columns:5.5em 1fr;padding:0 12px 0 0}
 pre>span.decisive{background:#ffebe9;box-shadow:inset 3px 0 var(--red)}
-.ln{display:inline-block;min-width:5.5em;padding:0 12px;text-align:right;color:var(--muted);user-select:none}
+.ln{padding:0 12px 0 0;text-align:right;color:var(--muted);user-select:none}
 .todo{list-style:none;padding-left:0}
 .todo li{margin:4px 0}
 .todo label{display:flex;gap:8px;align-items:baseline}
@@ -655,9 +696,9 @@ svg text.guide.symptom{fill:#8a6100}
 svg .culprit-gap{fill:#fff;fill-opacity:.85}
 svg .culprit-band{fill:#d1242f;fill-opacity:.1}
 .lane .alive{fill:currentColor;fill-opacity:.45}
-svg.thin .lane .alive{fill-opacity:.3}
+svg.thin .lane .alive{fill-opacity:.28}
 .lane .silent,.legend .silent{stroke:#8c959f;stroke-width:1.5;stroke-dasharray:2 3}
-.lane .span{fill:currentColor;fill-opacity:.16}
+.lane .span{fill:currentColor;fill-opacity:.22}
 .lane .m{fill:currentColor;stroke:#fff;stroke-width:1.2}
 .lane .m.cross,.legend .m.cross{fill:none;stroke:currentColor;stroke-width:3;stroke-linecap:round}
 .legend .m{fill:#57606a}

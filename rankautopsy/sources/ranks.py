@@ -77,7 +77,5 @@ def content_rank_shapes(messages: list[str]) -> frozenset[str]:
             seen.setdefault(shape, set()).add(rank)
             counts[shape] = counts.get(shape, 0) + 1
     return frozenset(
-        shape
-        for shape, n in counts.items()
-        if n >= 3 and (len(seen[shape]) >= 2 or n >= 0.3 * len(lines))
+        shape for shape, n in counts.items() if n >= 3 and (len(seen[shape]) >= 2 or n >= 0.3 * len(lines))
     )
