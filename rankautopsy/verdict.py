@@ -243,6 +243,14 @@ def _name_death(tl: Timeline, f: Findings, skew: timedelta) -> None:
             f"{len(f.collateral)} other rank(s) only reported symptoms (timeouts, lost peers): "
             "they waited for the dead rank"
         )
+    if first.cause is Cause.KILLED:
+        host = tl.ranks[first.rank].host or "its host"
+        when = f" around {first.time.earliest:%Y-%m-%d %H:%M:%S} UTC" if first.time else ""
+        f.notes.append(
+            f"rank {first.rank} was killed by a signal from an unknown sender; the kernel OOM-killer is the usual "
+            f"one: run `dmesg -T | grep -iE 'out of memory|killed process|oom'` on {host}{when}, "
+            "or pass that host's kernel log with --dmesg"
+        )
     if first.phase is Phase.SHUTDOWN:
         f.reasoning.append(f"rank {first.rank} had completed training before it died: it died on exit")
 

@@ -8,6 +8,7 @@ after losing the code points XML forbids.
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -33,6 +34,7 @@ from rankautopsy.render._labels import (
     xml_chars,
 )
 
+_CODE = re.compile(r"`([^`\n]+)`")
 GROUP_ABOVE_RANKS = 32
 MAX_GROUPS = 32
 EVIDENCE_CHARS = 4000
@@ -88,16 +90,22 @@ def _section(title: str, body: str, cls: str = "") -> str:
     return f"<section{attr}>\n<h2>{e(title)}</h2>\n{body}\n</section>"
 
 
+def prose(text: str) -> str:
+    """`e`, but the `code` spans that rule packs and the verdict write become <code>."""
+    parts = _CODE.split(xml_chars(text))
+    return "".join(f"<code>{html.escape(p)}</code>" if i % 2 else html.escape(p) for i, p in enumerate(parts))
+
+
 def _list(tag: str, items: Sequence[str]) -> str:
     if not items:
         return ""
-    return f"<{tag}>\n" + "\n".join(f"<li>{e(item)}</li>" for item in items) + f"\n</{tag}>"
+    return f"<{tag}>\n" + "\n".join(f"<li>{prose(item)}</li>" for item in items) + f"\n</{tag}>"
 
 
 def _checklist(items: Sequence[str]) -> str:
     if not items:
         return ""
-    rows = [f'<li><label><input type="checkbox"/> <span>{e(item)}</span></label></li>' for item in items]
+    rows = [f'<li><label><input type="checkbox"/> <span>{prose(item)}</span></label></li>' for item in items]
     return '<ul class="todo">\n' + "\n".join(rows) + "\n</ul>"
 
 
@@ -271,8 +279,7 @@ class _Mark:
     at: datetime
     shape: str
     label: str
-    since: datetime | None = None  # the interval it lies in, if uncertain
-    until: datetime | None = None
+    until: datetime | None = None  # the end of the interval it lies in, if uncertain
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,7 +344,7 @@ def _marks(d: Diagnosis, r: RankReport) -> tuple[_Mark, ...]:
     events = [ev for ev in rank_events(d, r.events) if ev.time is not None]
     marks: list[_Mark] = []
     if r.fate is Fate.FIRST_DEATH and fd is not None and fd.time is not None:
-        marks.append(_Mark(_death_at(fd.time), "cross", CAUSE_LABELS[fd.cause][1], fd.time.earliest, fd.time.latest))
+        marks.append(_Mark(fd.time.earliest, "cross", CAUSE_LABELS[fd.cause][1], fd.time.latest))
         events = [ev for ev in events if ev.role is Role.SYMPTOM]
     else:
         events = [ev for ev in events if ev.role in (Role.CAUSE, Role.SYMPTOM)]
@@ -356,7 +363,7 @@ def _event_mark(ev: Event) -> _Mark:
 def _frame(d: Diagnosis, lanes: Sequence[_Lane], guides: int) -> _Frame | None:
     """From the job's first time to the last lane's end; a long calm before the failure is cut short."""
     marks = [m for lane in lanes for m in lane.marks]
-    ends = [utc(t) for m in marks for t in (m.at, m.since or m.at, m.until or m.at)]
+    ends = [utc(t) for m in marks for t in (m.at, m.until or m.at)]
     ends += [utc(r.last_seen) for r in (lane.report for lane in lanes) if r.last_seen is not None]
     times = [utc(t) for t in all_times(d)]
     if not times and not ends:
@@ -364,8 +371,8 @@ def _frame(d: Diagnosis, lanes: Sequence[_Lane], guides: int) -> _Frame | None:
     start, end = min(times + ends), max(ends or times)
     focus = min((utc(m.at) for m in marks if m.shape != "circle"), default=None)
     low = start
-    if focus is not None and end > focus and focus - start > 3 * (end - focus):
-        low = focus - (end - focus)
+    if focus is not None and end > focus and end - focus < (end - start) * 0.08:
+        low = focus - (end - focus) * 1.5
     pad = max(end - low, timedelta(seconds=1)) * 0.03
     lane = min(MAX_LANE, max(MIN_LANE, PLOT_HEIGHT / max(1, len(lanes))))
     return _Frame(low - pad, end + pad, start, 8 + 17 * guides, lane, len(lanes))
@@ -457,28 +464,20 @@ def _guides(d: Diagnosis) -> list[tuple[datetime, str, str]]:
         what = f"stopped making progress after {clock(span.earliest, False)}"
         if fd.cause is not Cause.HANG:
             what = f"died · {_short_when(span)}"
-        guides.append((_death_at(span), f"{who} {what}", "death"))
+        guides.append((span.earliest, f"{who} {what}", "death"))
     symptom = _first_symptom(d)
     if symptom is not None:
         at, what = symptom
         after = ""
-        if span is not None and at >= utc(span.latest) and at > utc(_death_at(span)):
-            after = f" ({_human(at - utc(_death_at(span)))} later)"
+        if span is not None and at >= utc(span.latest) and at > utc(span.earliest):
+            after = f" ({_human(at - utc(span.earliest))} later)"
         guides.append((at, f"{what} from {clock(at, False)}{after}", "symptom"))
     return guides
 
 
-def _death_at(span: TimeSpan) -> datetime:
-    """Where the first death's marker goes: mid-point of a short interval, start of a long one (a hang)."""
-    return span.mid if span.latest - span.earliest <= timedelta(minutes=2) else span.earliest
-
-
 def _short_when(span: TimeSpan) -> str:
-    width = span.latest - span.earliest
-    if width <= timedelta(0):
+    if span.latest <= span.earliest:
         return clock(span.earliest, False)
-    if width <= timedelta(minutes=2):
-        return f"{clock(span.mid, False)} ±{_human(width / 2)}"
     return f"between {clock(span.earliest, False)} and {clock(span.latest, False)}"
 
 
@@ -524,7 +523,7 @@ def _rect(cls: str, x: float, y: float, w: float, h: float) -> str:
 
 
 def _culprit_band(frame: _Frame, i: int) -> list[str]:
-    h = max(frame.lane, 9.0)
+    h = max(frame.lane, 6.0)
     y = frame.cy(i) - h / 2
     return [_rect("culprit-gap", LEFT, y, frame.right - LEFT, h), _rect("culprit-band", 0, y, WIDTH, h)]
 
@@ -561,7 +560,7 @@ def _silent(lane: _Lane) -> datetime | None:
 def _mark(m: _Mark, frame: _Frame, cy: float, culprit: bool) -> str:
     x = frame.x(m.at)
     band = ""
-    x0, x1 = frame.x(m.since or m.at), frame.x(m.until or m.at)
+    x0, x1 = x, frame.x(m.until or m.at)
     if x1 - x0 > 2:
         h = max(frame.lane * 0.7, 6.0)
         band = _rect("span", x0, cy - h / 2, x1 - x0, h)
@@ -598,9 +597,12 @@ def _callout(d: Diagnosis, lane: _Lane, i: int, frame: _Frame) -> list[str]:
     if at is None:
         return []
     what = CAUSE_LABELS[fd.cause][1] if fd is not None else FATE_LABELS[r.fate][0]
-    text = clip(f"rank {r.rank}: {what}" + (f" — {r.summary}" if r.summary else ""), 110)
+    text = f"rank {r.rank}: {what}" + (f" — {r.summary}" if r.summary else "")
     x = frame.x(at)
-    tx, anchor = (x - 12, "end") if frame.past(x, 0.55) else (x + 12, "start")
+    right, left = WIDTH - x - 12, x - 12
+    fits = len(text) * 7.4 <= right
+    tx, anchor, room = (x + 12, "start", right) if fits or right >= left else (x - 12, "end", left)
+    text = clip(text, max(12, int(room / 7.4)))
     y = frame.cy(i) + (4 if frame.thick else -9)
     return [f'<text class="callout" x="{tx:.1f}" y="{y:.2f}" text-anchor="{anchor}">{e(text)}</text>']
 
@@ -657,6 +659,7 @@ header.verdict.unsure h1{color:var(--amber)}
 h2{font-size:15px;margin:0 0 10px}
 ul,ol{margin:0;padding-left:22px}
 .muted{color:var(--muted)}
+code{font:12.5px var(--mono);background:#eff1f3;border-radius:4px;padding:1px 4px}
 .legend{display:flex;flex-wrap:wrap;gap:4px 18px;margin:0 0 8px;font-size:12.5px;color:var(--muted)}
 .legend .key{display:inline-flex;align-items:center;gap:5px}
 .legend svg{width:14px;height:14px}

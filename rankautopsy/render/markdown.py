@@ -33,6 +33,7 @@ CELL_CHARS = 200
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|~&$#@])")
 _BLOCK_START = re.compile(r"^(\d{1,9})([.)])|^([-+=])")
 _BACKTICKS = re.compile(r"`+")
+_CODE = re.compile(r"`([^`]+)`")
 _INPUT_KINDS = {
     StreamKind.RANK_LOG: "rank log",
     StreamKind.CONSOLE: "console log",
@@ -62,8 +63,22 @@ def render_markdown(d: Diagnosis) -> str:
 
 def escape(text: str) -> str:
     """Prose: one line, every character Markdown or HTML could act on backslash-escaped."""
-    text = _SPECIAL.sub(r"\\\1", " ".join(plain(text).split()))
-    return _BLOCK_START.sub(_unblock, text)
+    return _escape(_squash(text), first=True)
+
+
+def prose(text: str) -> str:
+    """`escape`, but the `code` spans that rule packs and the verdict write are kept as (safe) code spans."""
+    parts = _CODE.split(_squash(text))
+    return "".join(code(part) if i % 2 else _escape(part, first=i == 0) for i, part in enumerate(parts))
+
+
+def _squash(text: str) -> str:
+    return " ".join(plain(text).split())
+
+
+def _escape(text: str, first: bool) -> str:
+    text = _SPECIAL.sub(r"\\\1", text)
+    return _BLOCK_START.sub(_unblock, text) if first else text
 
 
 def _unblock(m: re.Match[str]) -> str:
@@ -93,7 +108,7 @@ def _section(title: str, body: str) -> str:
 def _list(marker: str, lines: Sequence[str]) -> str:
     """A list; the marker `1.` numbers the items."""
     marks = [f"{n}." for n in range(1, len(lines) + 1)] if marker == "1." else [marker] * len(lines)
-    return "\n".join(f"{mark} {escape(line)}" for mark, line in zip(marks, lines, strict=True))
+    return "\n".join(f"{mark} {prose(line)}" for mark, line in zip(marks, lines, strict=True))
 
 
 def _ruled_out(rank: int | None, why: str) -> str:
