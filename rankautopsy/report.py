@@ -11,7 +11,7 @@ from rankautopsy.verdict import Candidate, Findings, signal_code
 
 
 def rank_reports(tl: Timeline, f: Findings) -> tuple[RankReport, ...]:
-    died = {c.rank: c for c in f.candidates}
+    died = {c.rank: c for c in f.candidates if c.rank is not None}
     first = f.first.rank if f.first else None
     reports = []
     for rank in sorted(tl.ranks):

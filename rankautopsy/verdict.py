@@ -37,7 +37,7 @@ _RELIABLE = frozenset({"prefix", "path", "pid", "launcher", "local_rank", "conte
 class Candidate:
     """A rank that died of its own cause."""
 
-    rank: int
+    rank: int | None  # None: the whole job (a scheduler's time limit)
     cause: Cause
     rule: str
     time: TimeSpan | None
@@ -45,6 +45,7 @@ class Candidate:
     detail: str = ""
     from_exit_only: bool = False
     phase: Phase = Phase.TRAINING
+    inferred: bool = False  # the cause is inferred from evidence not tied to this rank
 
 
 @dataclass(slots=True)
@@ -72,15 +73,48 @@ def decide(tl: Timeline, skew: timedelta) -> Findings:
     candidates = [c for r in tl.ranks.values() if r.rank not in collateral if (c := _candidate(tl, r)) is not None]
     candidates = [c for c in candidates if c.rank not in torn_down or not c.from_exit_only]
     for c in candidates:
-        torn_down.pop(c.rank, None)
+        if c.rank is not None:
+            torn_down.pop(c.rank, None)
+    candidates += _job_candidates(tl)
+    _unattributed_oom(tl, candidates)
     candidates.sort(key=_time_key)
     f = Findings(None, Confidence.HIGH, candidates, collateral, torn_down, clean, [], [], list(tl.notes), [])
     if candidates:
         _name_death(tl, f, skew)
-    else:
+    elif not _name_hang_by_sequence(tl, f):
         _name_hang(tl, f)
+    if f.first is not None and f.first.rank is None:
+        _stopped_by_scheduler(tl, f)
     _rule_out(tl, f)
     return f
+
+
+def _job_candidates(tl: Timeline) -> list[Candidate]:
+    """Causes that end the whole job at once: the scheduler's time limit."""
+    for i, e in enumerate(tl.events):
+        if e.role is Role.CAUSE and e.rank is None and e.cause is Cause.TIME_LIMIT:
+            return [Candidate(None, e.cause, e.rule, e.time, [i], e.text.strip())]
+    return []
+
+
+def _unattributed_oom(tl: Timeline, candidates: list[Candidate]) -> None:
+    """A SIGKILLed rank and an OOM kill that names no rank we know (a scheduler's oom_kill event, a pid
+    we cannot map): the OOM-killer is the likely sender."""
+    ooms = [i for i, e in enumerate(tl.events) if e.rank is None and e.cause is Cause.HOST_OOM and e.role is Role.CAUSE]
+    killed = [c for c in candidates if c.cause is Cause.KILLED and c.from_exit_only]
+    if ooms and len(killed) == 1:
+        c = killed[0]
+        c.cause, c.from_exit_only = Cause.HOST_OOM, False
+        c.evidence.append(ooms[0])
+        c.detail += "; an OOM kill was logged for a process not tied to a rank"
+        c.inferred = True
+
+
+def _stopped_by_scheduler(tl: Timeline, f: Findings) -> None:
+    settled = f.collateral.keys() | f.clean | {c.rank for c in f.candidates}
+    for rank in tl.ranks:
+        if rank not in settled:
+            f.torn_down.setdefault(rank, "stopped by the scheduler when the job ended")
 
 
 def _time_key(c: Candidate) -> tuple[int, datetime, datetime]:
@@ -153,6 +187,8 @@ def _candidate(tl: Timeline, r: RankState) -> Candidate | None:
         return None
     cause = _SIGNAL_CAUSE.get(code, Cause.SILENT_EXIT if code > 0 else Cause.KILLED)
     detail = f"exit code {code}" + (f" ({_SIGNAL_NAME[code]})" if code in _SIGNAL_NAME else ", no message")
+    if r.exit.oom:
+        cause, detail = Cause.HOST_OOM, "the scheduler reports it ran out of memory (" + detail + ")"
     time = _death_time(tl, r, None, {})
     return Candidate(
         r.rank,
@@ -234,16 +270,16 @@ def _name_death(tl: Timeline, f: Findings, skew: timedelta) -> None:
             f"(within {skew.total_seconds():g} s skew or no time); rank {first.rank} is named "
             "because its death is bounded earliest"
         )
-    elif first.from_exit_only and others:
+    elif (first.from_exit_only and others) or first.inferred:
         f.confidence = Confidence.MEDIUM
-    if e.rank_from not in _RELIABLE:
+    if first.rank is not None and e.rank_from not in _RELIABLE and not first.from_exit_only:
         f.confidence = Confidence.LOW
     if f.collateral:
         f.reasoning.append(
             f"{len(f.collateral)} other rank(s) only reported symptoms (timeouts, lost peers): "
             "they waited for the dead rank"
         )
-    if first.cause is Cause.KILLED:
+    if first.cause is Cause.KILLED and first.rank is not None:
         host = tl.ranks[first.rank].host or "its host"
         when = f" around {first.time.earliest:%Y-%m-%d %H:%M:%S} UTC" if first.time else ""
         f.notes.append(
@@ -259,27 +295,33 @@ def _ordered(tl: Timeline, a: Candidate, b: Candidate, skew: timedelta) -> bool:
     """Whether a certainly died before b; clock skew only matters between two hosts' clocks."""
     if a.time is None or b.time is None:
         return False
-    host_a, host_b = tl.ranks[a.rank].host, tl.ranks[b.rank].host
+    host_a, host_b = _host(tl, a.rank), _host(tl, b.rank)
     same_clock = host_a is not None and host_a == host_b
     return a.time.before(b.time, timedelta(0) if same_clock else skew)
 
 
+def _host(tl: Timeline, rank: int | None) -> str | None:
+    return tl.ranks[rank].host if rank is not None and rank in tl.ranks else None
+
+
 def _why_first(tl: Timeline, c: Candidate, e: Event) -> str:
     basis = f"its exit ({c.detail})" if c.from_exit_only else f"{e.rule} at {e.where.source}:{e.where.line}"
+    if c.rank is None:
+        return f"the job as a whole was ended first ({_label(c.cause)}), per {basis}, before any rank died"
     if len(tl.ranks) and not [x for x in tl.ranks if x != c.rank]:
         return f"rank {c.rank} is the only rank seen; it died of {_label(c.cause)} per {basis}"
     return f"rank {c.rank} is the earliest rank to die of its own cause ({_label(c.cause)}), per {basis}"
 
 
 def _first_death(tl: Timeline, c: Candidate) -> FirstDeath:
-    r = tl.ranks[c.rank]
+    r = tl.ranks.get(c.rank) if c.rank is not None else None
     evidence = _evidence(tl, c.evidence)
     return FirstDeath(
         rank=c.rank,
         cause=c.cause,
         rule=c.rule,
-        host=r.host,
-        pid=r.pid,
+        host=r.host if r else tl.events[c.evidence[0]].host,
+        pid=r.pid if r else None,
         time=c.time,
         phase=c.phase,
         detail=c.detail,
@@ -294,6 +336,57 @@ def _evidence(tl: Timeline, indices: Sequence[int]) -> tuple[Evidence, ...]:
         out.append(Evidence(e.where, e.text))
         out.extend(e.lines[:6])
     return tuple(out)
+
+
+def _name_hang_by_sequence(tl: Timeline, f: Findings) -> bool:
+    """NCCL's watchdog says how far each rank got: a rank whose last enqueued collective is behind the
+    others' never issued the collective they are all waiting in."""
+    status: dict[tuple[str, int], int] = {}
+    for r in tl.ranks.values():
+        for i in r.events:
+            facts = tl.events[i].facts
+            if "last_enqueued" in facts:
+                key = (facts.get("pg", "0"), r.rank)
+                status[key] = max(status.get(key, -1), int(facts["last_enqueued"]))
+    groups: dict[str, dict[int, int]] = {}
+    for (pg, rank), seq in status.items():
+        groups.setdefault(pg, {})[rank] = seq
+    for pg, seqs in sorted(groups.items()):
+        low, high = min(seqs.values()), max(seqs.values())
+        behind = sorted(rank for rank, seq in seqs.items() if seq == low)
+        if len(seqs) >= 2 and low < high and len(behind) == 1:
+            _name_sequence_culprit(tl, f, behind[0], low, high, pg, seqs)
+            return True
+    return False
+
+
+def _name_sequence_culprit(
+    tl: Timeline, f: Findings, rank: int, low: int, high: int, pg: str, seqs: dict[int, int]
+) -> None:
+    r = tl.ranks[rank]
+    mine = [i for i in r.events if "last_enqueued" in tl.events[i].facts][:1]
+    theirs = [
+        i for other in seqs if other != rank for i in tl.ranks[other].events if "last_enqueued" in tl.events[i].facts
+    ][:1]
+    f.collateral.pop(rank, None)
+    f.first = FirstDeath(
+        rank=rank,
+        cause=Cause.HANG,
+        rule="rankautopsy.behind-in-sequence",
+        host=r.host,
+        pid=r.pid,
+        time=TimeSpan(r.last_seen, r.last_seen) if r.last_seen else None,
+        detail=f"never issued collective {low + 1} of process group {pg}: its last enqueued work is {low}, "
+        f"the others reached {high}",
+        evidence=_evidence(tl, mine + theirs),
+    )
+    f.culprit_events = mine + theirs
+    f.confidence = Confidence.HIGH
+    others = sorted(x for x in seqs if x != rank)
+    f.reasoning.append(
+        f"NCCL's watchdog status: rank {rank} last enqueued work {low} while rank(s) {ranges(others)} enqueued up "
+        f"to {high}: rank {rank} never entered the collective the others timed out in"
+    )
 
 
 def _name_hang(tl: Timeline, f: Findings) -> None:

@@ -13,11 +13,12 @@ RULES = load_rules()
 FACT_NAMES = frozenset(
     {
         "rank", "peer_rank", "pg_rank", "local_rank", "pid", "host", "gpu", "pci", "xid", "seq",
+        "pg", "comm_rank", "nranks", "busid", "peer", "status",
         "last_enqueued", "last_completed", "op", "timeout_ms", "step", "total_steps", "exitcode",
         "signal", "exc_type", "exc_msg", "comm", "what", "idx",
     }
 )  # fmt: skip
-PACKS = {"gloo", "kernel", "mpi", "nvidia", "progress", "python", "pytorch", "slurm", "torchrun"}
+PACKS = {"gloo", "kernel", "mpi", "nccl", "nvidia", "progress", "python", "pytorch", "slurm", "torchrun"}
 ROLE_CAUSES = {
     Role.CAUSE: ROOT_CAUSES,
     Role.SYMPTOM: {c for c in Cause if c.is_symptom},
