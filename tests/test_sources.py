@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from rankautopsy.errors import InputError
 from rankautopsy.model import StreamKind
 from rankautopsy.sources.discover import classify, discover
-from rankautopsy.sources.prefixes import Prefix, is_srun_labelled, strip_prefixes
+from rankautopsy.sources.prefixes import Prefix, Profile, is_srun_labelled, sniff_profile, strip_prefixes
 from rankautopsy.sources.ranks import PathRank, content_rank, content_rank_shapes, rank_from_path
 from rankautopsy.sources.read import decode, looks_binary, split_lines
 from rankautopsy.sources.sanitize import clean
@@ -170,3 +170,19 @@ def test_discover_skips_and_names_bad_files(tmp_path: Path) -> None:
     assert "binary" in reasons["core"]
     assert reasons["empty.log"] == "empty"
     assert any("symlink loop" in r for r in reasons.values())
+
+
+def test_sniff_profile_finds_pdsh_labels_and_line_numbers() -> None:
+    pdsh = ["worker-0: step 1", "worker-1: Traceback (most recent call last):", "worker-1:   File x", "worker-0: ok"]
+    profile = sniff_profile(pdsh)
+    assert profile.pdsh and not profile.srun
+    assert strip_prefixes(pdsh[1], profile=profile) == ("Traceback (most recent call last):", Prefix(host="worker-1"))
+    numbered = ["1  2026-11-29 a", "2  [rank1]: Traceback", "3  hello", "4  x"]
+    profile = sniff_profile(numbered)
+    assert profile.numbered
+    assert strip_prefixes(numbered[1], profile=profile) == ("Traceback", Prefix(rank=1))
+
+
+def test_sniff_profile_ignores_messages_that_look_like_labels() -> None:
+    assert sniff_profile(["RuntimeError: x", "INFO: y", "Traceback: z", "WARNING: a"]) == Profile()
+    assert sniff_profile(["3: not a label", "step 1", "step 2", "done"]) == Profile()

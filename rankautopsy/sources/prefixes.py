@@ -18,6 +18,10 @@ _MPI = re.compile(
 )
 # srun --label: ` 3: ` padded task id (P<n> for heterogeneous jobs). Only where the stream is labelled.
 _SRUN = re.compile(r"(?:P\d+ )? *(?P<task>\d+): ")
+# pdsh (DeepSpeed multi-node): `worker-3: ` host labels. Only where the stream is labelled.
+_PDSH = re.compile(r"(?P<host>[A-Za-z0-9][\w.-]*): ")
+# Viewer exports with leading line numbers: `1234  message` / `1234\tmessage`.
+_NUMBERED = re.compile(r" *(?P<n>\d+)(?:\t| {2,}|: )")
 # torchrun's tee: `[default3]:` (local rank, no space). `[rank3]:` is PyTorch's own, handled below.
 _TEE = re.compile(r"\[(?P<role>[A-Za-z_][\w-]*?)(?P<lrank>\d+)\]:")
 # PyTorch: `[rank3]: ` (excepthook, with a space, maybe doubled) or `[rank3]:[E...` (c10 log prefix).
@@ -39,20 +43,37 @@ class Prefix:
 NO_PREFIX = Prefix()
 
 
-def strip_prefixes(line: str, *, srun_labels: bool = False) -> tuple[str, Prefix]:
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """The optional, ambiguous layers a stream carries on most lines (sniffed from its head)."""
+
+    srun: bool = False
+    pdsh: bool = False
+    numbered: bool = False
+
+
+PLAIN = Profile()
+
+
+def strip_prefixes(line: str, *, srun_labels: bool = False, profile: Profile = PLAIN) -> tuple[str, Prefix]:
     """The message without launcher prefixes, and what they said."""
-    if not line or line[0] not in "[0123456789P ":
+    srun_labels = srun_labels or profile.srun
+    if not line or (line[0] not in "[0123456789P " and not profile.pdsh):
         return line, NO_PREFIX
     rank = local_rank = task = pid = None
     host = stamp = None
     pos = 0
-    if line[0].isdigit() and (m := _CRI.match(line)):
+    if profile.numbered and (m := _NUMBERED.match(line)):
+        pos = m.end()
+    if line[pos : pos + 1].isdigit() and (m := _CRI.match(line, pos)):
         stamp, pos = m["stamp"], m.end()
+    if profile.pdsh and (m := _PDSH.match(line, pos)):
+        host, pos = m["host"], m.end()
     if srun_labels and (m := _SRUN.match(line, pos)):
         task, pos = int(m["task"]), m.end()
     if (m := _MPI.match(line, pos)) is not None:
         rank, pos = int(m["rank"]), m.end()
-        host = m["host"]
+        host = m["host"] or host
         pid = int(m["pid"]) if m["pid"] else None
     while line.startswith("[", pos):
         if (m := _RANK.match(line, pos)) is not None:
@@ -68,8 +89,31 @@ def strip_prefixes(line: str, *, srun_labels: bool = False) -> tuple[str, Prefix
 
 def is_srun_labelled(sample: list[str]) -> bool:
     """Whether most non-empty lines of a stream carry an `srun --label` task id."""
+    return sniff_profile(sample).srun
+
+
+def sniff_profile(sample: list[str]) -> Profile:
+    """Which ambiguous layers most lines of a stream carry: srun task labels, pdsh host labels,
+    leading line numbers. A layer is only stripped where it is the stream's shape, never on a hunch."""
     lines = [line for line in sample if line.strip()]
     if len(lines) < 3:
-        return False
-    hits = sum(1 for line in lines if _SRUN.match(line))
-    return hits >= 0.8 * len(lines)
+        return PLAIN
+    numbered = _mostly(lines, _NUMBERED) and _counting(lines)
+    if numbered:
+        lines = [line[m.end() :] if (m := _NUMBERED.match(line)) else line for line in lines]
+    labels = [m["host"] for line in lines if (m := _PDSH.match(line))]
+    pdsh = len(labels) >= 0.8 * len(lines) and len(set(labels)) <= max(8, len(lines) // 20)
+    pdsh = pdsh and all(any(c.isdigit() or c == "-" for c in label) for label in set(labels))
+    if pdsh:
+        lines = [line[m.end() :] if (m := _PDSH.match(line)) else line for line in lines]
+    return Profile(srun=_mostly(lines, _SRUN), pdsh=pdsh, numbered=numbered)
+
+
+def _mostly(lines: list[str], pattern: re.Pattern[str]) -> bool:
+    return sum(1 for line in lines if pattern.match(line)) >= 0.8 * len(lines)
+
+
+def _counting(lines: list[str]) -> bool:
+    numbers = [int(m["n"]) for line in lines if (m := _NUMBERED.match(line))]
+    steps = sum(1 for a, b in zip(numbers, numbers[1:], strict=False) if b == a + 1)
+    return steps >= 0.7 * max(1, len(numbers) - 1)
