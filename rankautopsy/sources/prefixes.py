@@ -7,6 +7,7 @@ clocks and the rules read them.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -115,5 +116,5 @@ def _mostly(lines: list[str], pattern: re.Pattern[str]) -> bool:
 
 def _counting(lines: list[str]) -> bool:
     numbers = [int(m["n"]) for line in lines if (m := _NUMBERED.match(line))]
-    steps = sum(1 for a, b in zip(numbers, numbers[1:], strict=False) if b == a + 1)
+    steps = sum(1 for a, b in itertools.pairwise(numbers) if b == a + 1)
     return steps >= 0.7 * max(1, len(numbers) - 1)
