@@ -176,6 +176,8 @@ def _event(stream: Stream, hit: Hit, rules: Sequence[CompiledRule], absorbed: se
         cause, role, by = _classify(stream, assembled.classify, rules, rule.id, cause, role)
         if by:
             facts["classified_by"] = by
+        if "table_traceback" in facts:
+            _recorded_exception(facts, stream.kind, rules)
     time, open_ended = line_time(stream, hit.index)
     if open_ended:
         facts["time_open"] = "1"  # nothing later in this channel bounds it: the timeline closes it
@@ -198,6 +200,22 @@ def _event(stream: Stream, hit: Hit, rules: Sequence[CompiledRule], absorbed: se
         lines=tuple(Evidence(Location(stream.source.display, stream.numbers[j]), stream.texts[j]) for j in extra),
         rank_from=rank_from if rank is not None else stream.rank_from[hit.index],
     )
+
+
+def _recorded_exception(facts: dict[str, str], kind: StreamKind, rules: Sequence[CompiledRule]) -> None:
+    """torchrun's table repeats the exception a rank recorded: what it was, and whether it was the
+    rank's own failure or a symptom of another's (a peer loss, a timeout)."""
+    lines = [line.strip() for line in facts["table_traceback"].splitlines() if line.strip()]
+    if not lines or lines[0].startswith(("Signal ", "To enable traceback", "<N/A>")):
+        return
+    m = _EXC_LINE.match(lines[-1])
+    if m is None:
+        return
+    facts["exc_type"] = m["exc_type"]
+    if m["exc_msg"]:
+        facts["exc_msg"] = m["exc_msg"].strip()
+    cause, role, _ = classify(lines[-1], kind, rules, "", Cause.PYTHON_EXCEPTION, Role.CAUSE)
+    facts["exc_cause"], facts["exc_role"] = cause.value, role.value
 
 
 def _classify(

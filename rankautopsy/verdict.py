@@ -128,7 +128,7 @@ def _bystanders(tl: Timeline) -> tuple[dict[int, str], dict[int, str], set[int]]
     torn_down: dict[int, str] = {}
     clean: set[int] = set()
     for r in tl.ranks.values():
-        first_symptom = next((i for i in r.events if is_symptom(tl.events[i])), None)
+        first_symptom = next((i for i in r.events if is_symptom(tl.events[i]) or _recorded(tl, i, Role.SYMPTOM)), None)
         first_cause = next((i for i in r.events if tl.events[i].role is Role.CAUSE), None)
         if first_symptom is not None and (first_cause is None or _precedes(tl, first_symptom, first_cause)):
             e = tl.events[first_symptom]
@@ -159,6 +159,11 @@ def _infer_teardown(tl: Timeline, collateral: dict[int, str], torn_down: dict[in
             torn_down[rank] = f"torn down by the launcher (it stopped pids {pids}, not tied to ranks in the logs)"
 
 
+def _recorded(tl: Timeline, index: int, role: Role) -> bool:
+    """A launcher's report of the exception the rank recorded (torchrun's table), of this role."""
+    return tl.events[index].facts.get("exc_role") == role.value
+
+
 def _precedes(tl: Timeline, a: int, b: int) -> bool:
     ea, eb = tl.events[a], tl.events[b]
     if ea.where.source == eb.where.source:
@@ -183,6 +188,11 @@ def _candidate(tl: Timeline, r: RankState) -> Candidate | None:
             _detail(e),
             phase=_phase(tl, r, best),
         )
+    recorded = [i for i in r.events if _recorded(tl, i, Role.CAUSE)]
+    if recorded:
+        e = tl.events[recorded[0]]
+        cause = Cause(e.facts["exc_cause"])
+        return Candidate(r.rank, cause, e.rule, _death_time(tl, r, None, {}), recorded[:1], _detail(e))
     if code is None or code == 0 or r.exit is None:
         return None
     cause = _SIGNAL_CAUSE.get(code, Cause.SILENT_EXIT if code > 0 else Cause.KILLED)
