@@ -246,7 +246,7 @@ def line_time(stream: Stream, i: int) -> tuple[TimeSpan | None, bool]:
         return own, False
     key = channel(stream, i)
     before = _neighbour(stream, i, -1, key) or _neighbour(stream, i, -1, None)
-    after = _neighbour(stream, i, 1, key)
+    after = _neighbour(stream, i, 1, key) or _neighbour(stream, i, 1, None)
     if before is None:
         return (None, False) if after is None else (TimeSpan(after.earliest, after.earliest), False)
     if after is None or after.earliest < before.earliest:

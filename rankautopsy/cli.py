@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import io
+import os
 import sys
+from collections.abc import Callable
 from datetime import datetime, timedelta, tzinfo
 from enum import IntEnum
-from typing import Annotated, NoReturn
+from pathlib import Path
+from typing import IO, Annotated, NoReturn
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import typer
 
+from rankautopsy.cli_rules import rules_app
 from rankautopsy.clocks import local_zone, parse_boot_time
 from rankautopsy.errors import RankautopsyError, UsageError
+from rankautopsy.model import Diagnosis
 from rankautopsy.pipeline import DEFAULT_SKEW, Options, diagnose
-from rankautopsy.render import Format
-from rankautopsy.render.json import render_json
+from rankautopsy.render import Format, render_text
 from rankautopsy.render.terminal import make_console, render_terminal
 
 
@@ -32,6 +37,7 @@ app = typer.Typer(
     rich_markup_mode=None,
     no_args_is_help=True,
 )
+app.add_typer(rules_app, name="rules")
 _state = {"debug": False}
 
 
@@ -48,6 +54,12 @@ def diagnose_command(
     ] = None,
     rules: Annotated[list[str] | None, typer.Option("--rules", help="An extra rule pack file or directory.")] = None,
     output_format: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.TERMINAL,
+    output: Annotated[
+        str | None,
+        typer.Option(
+            "--output", "-o", help="Write the chosen format to this file; the terminal report goes to stdout."
+        ),
+    ] = None,
     boot_time: Annotated[
         str | None, typer.Option(help="Boot time of the host whose raw dmesg is given (ISO 8601 or epoch).")
     ] = None,
@@ -76,13 +88,46 @@ def diagnose_command(
         stdin=stdin,
     )
     result = diagnose(options)
-    if output_format is Format.JSON:
-        sys.stdout.write(render_json(result) + "\n")
-    else:
-        use_color = sys.stdout.isatty() if color is None else color
-        render_terminal(result, make_console(sys.stdout, width, use_color))
+    use_color = sys.stdout.isatty() if color is None else color
+    _emit(result, output_format, output, lambda: render_terminal(result, make_console(sys.stdout, width, use_color)))
     found = result.verdict.first_death is not None
     raise typer.Exit(Exit.DEATH if found and not exit_zero else Exit.NO_DEATH)
+
+
+def _emit(result: Diagnosis, fmt: Format, output: str | None, terminal: Callable[[], None]) -> None:
+    """The chosen format to stdout, or to --output (written only now that the diagnosis succeeded)
+    with the terminal report on stdout; `--format github` also appends the Markdown summary to
+    $GITHUB_STEP_SUMMARY when it is set."""
+    text = None if fmt is Format.TERMINAL else render_text(result, fmt) + "\n"
+    if output is not None:
+        _write(Path(output), text if text is not None else _plain_report(result))
+        terminal()
+    elif text is not None:
+        sys.stdout.write(text)
+    else:
+        terminal()
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if fmt is Format.GITHUB and summary:
+        with _opened(Path(summary), "a") as handle:
+            handle.write(render_text(result, Format.MARKDOWN) + "\n")
+
+
+def _plain_report(result: Diagnosis) -> str:
+    buffer = io.StringIO()
+    render_terminal(result, make_console(buffer, 100, False))
+    return buffer.getvalue()
+
+
+def _write(path: Path, text: str) -> None:
+    with _opened(path, "w") as handle:
+        handle.write(text)
+
+
+def _opened(path: Path, mode: str) -> IO[str]:
+    try:
+        return path.open(mode, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write: {exc.strerror or exc}", path=str(path)) from exc
 
 
 def _zone(name: str | None) -> tzinfo:

@@ -131,10 +131,9 @@ def _bystanders(tl: Timeline) -> tuple[dict[int, str], dict[int, str], set[int]]
         first_symptom = next((i for i in r.events if is_symptom(tl.events[i]) or _recorded(tl, i, Role.SYMPTOM)), None)
         first_cause = next((i for i in r.events if tl.events[i].role is Role.CAUSE), None)
         if first_symptom is not None and (first_cause is None or _precedes(tl, first_symptom, first_cause)):
-            e = tl.events[first_symptom]
-            collateral[r.rank] = f"{_label(e.cause)} ({e.rule}, {e.where.source}:{e.where.line})"
+            collateral[r.rank] = _symptom_summary(tl.events[first_symptom])
         elif r.torn_down is not None:
-            torn_down[r.rank] = "torn down by the launcher: " + tl.events[r.torn_down].text.strip()
+            torn_down[r.rank] = _teardown_summary(tl.events[r.torn_down])
         elif (r.exit is not None and r.exit.code == 0) or (
             r.exit is None and r.completed is not None and first_cause is None
         ):
@@ -157,6 +156,28 @@ def _infer_teardown(tl: Timeline, collateral: dict[int, str], torn_down: dict[in
         pids = ", ".join(str(e.pid) for e in stopped)
         for rank in silent:
             torn_down[rank] = f"torn down by the launcher (it stopped pids {pids}, not tied to ranks in the logs)"
+
+
+_SYMPTOM_WORDS = {
+    Cause.COLLECTIVE_TIMEOUT: "timed out waiting in a collective",
+    Cause.PEER_LOST: "lost its connection to a peer",
+    Cause.WATCHDOG_ABORT: "aborted by its collective watchdog",
+}
+
+
+def _teardown_summary(e: Event) -> str:
+    signal = e.facts.get("signal", "a signal")
+    when = f" at {e.time.earliest:%H:%M:%S}" if e.time is not None else ""
+    return f"torn down by the launcher ({signal}{when}, {e.where.source}:{e.where.line})"
+
+
+def _symptom_summary(e: Event) -> str:
+    words = _SYMPTOM_WORDS.get(e.cause, _label(e.cause))
+    if "exc_cause" in e.facts and e.facts["exc_cause"] in _SYMPTOM_WORDS:
+        words = _SYMPTOM_WORDS[Cause(e.facts["exc_cause"])]
+    when = f" at {e.time.earliest:%H:%M:%S}" if e.time is not None else ""
+    said = _detail(e) if "exc_type" in e.facts else e.text.strip()
+    return f"{words}{when}: {said[:140]}{'…' if len(said) > 140 else ''}"
 
 
 def _recorded(tl: Timeline, index: int, role: Role) -> bool:

@@ -101,3 +101,34 @@ def test_dmesg_from_stdin() -> None:
 
     first = json.loads(result.stdout)["verdict"]["first_death"]
     assert (first["rank"], first["cause"]) == (1, "host_oom")
+
+
+def test_output_file_gets_the_format_and_stdout_the_report(tmp_path: Path) -> None:
+    out = tmp_path / "report.json"
+    result = run("diagnose", str(RAISE), "--format", "json", "--output", str(out), "--no-color")
+    assert result.returncode == 1
+    import json
+
+    assert json.loads(out.read_text())["verdict"]["first_death"]["rank"] == 2
+    assert "died first" in result.stdout.decode()
+
+
+def test_output_is_not_created_when_the_diagnosis_fails(tmp_path: Path) -> None:
+    out = tmp_path / "report.md"
+    one_error_line(run("diagnose", str(tmp_path / "missing"), "--format", "markdown", "--output", str(out)))
+    assert not out.exists()
+
+
+def test_github_format_appends_the_markdown_summary(tmp_path: Path) -> None:
+    summary = tmp_path / "summary.md"
+    summary.write_text("# earlier step\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "rankautopsy", "diagnose", str(RAISE), "--format", "github"],
+        capture_output=True,
+        env={**os.environ, "GITHUB_STEP_SUMMARY": str(summary)},
+        timeout=120,
+    )
+    assert result.returncode == 1
+    assert result.stdout.decode().startswith("::error file=")
+    text = summary.read_text()
+    assert text.startswith("# earlier step\n") and "Rank 2 died first" in text

@@ -96,6 +96,21 @@ def where(ev: Evidence) -> str:
     return f"{ev.where.source}:{ev.where.line}"
 
 
+def ruled_out_line(rank: int | None, why: str) -> str:
+    return why if rank is None else f"rank {rank}: {why}"
+
+
+def evidence_blocks(evidence: Sequence[Evidence]) -> list[list[Evidence]]:
+    """Consecutive evidence lines of one source, together (a traceback is one block)."""
+    blocks: list[list[Evidence]] = []
+    for ev in evidence:
+        if blocks and blocks[-1][0].where.source == ev.where.source:
+            blocks[-1].append(ev)
+        else:
+            blocks.append([ev])
+    return blocks
+
+
 # ---- the verdict in words ------------------------------------------------------------------------
 
 

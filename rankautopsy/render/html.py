@@ -22,11 +22,13 @@ from rankautopsy.render._labels import (
     clip,
     clock,
     decisive_evidence,
+    evidence_blocks,
     group_ranks,
     had_failures,
     headline,
     rank_events,
     rank_ranges,
+    ruled_out_line,
     spans_days,
     stamp,
     utc,
@@ -34,7 +36,7 @@ from rankautopsy.render._labels import (
     xml_chars,
 )
 
-_CODE = re.compile(r"`([^`\n]+)`")
+_CODE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
 GROUP_ABOVE_RANKS = 32
 MAX_GROUPS = 32
 EVIDENCE_CHARS = 4000
@@ -52,7 +54,7 @@ def render_html(d: Diagnosis) -> str:
     body.append(_section(title, _ranks(d.ranks, spans_days(d)), "ranks"))
     if not clean_run:
         body.append(_section("Reasoning", _list("ol", v.reasoning)))
-    body.append(_section("Ruled out", _list("ul", [_ruled_out(r.rank, r.why) for r in v.ruled_out])))
+    body.append(_section("Ruled out", _list("ul", [ruled_out_line(r.rank, r.why) for r in v.ruled_out])))
     if v.first_death is not None or clean_run:
         body.append(_section("Notes", _list("ul", v.notes)))
     body.append(_section("Skipped inputs", _list("ul", [f"{s.path}: {s.reason}" for s in d.skipped])))
@@ -91,7 +93,7 @@ def _section(title: str, body: str, cls: str = "") -> str:
 
 
 def prose(text: str) -> str:
-    """`e`, but the `code` spans that rule packs and the verdict write become <code>."""
+    """`e`, but the `code` spans that rule packs write in their remediation become <code>."""
     parts = _CODE.split(xml_chars(text))
     return "".join(f"<code>{html.escape(p)}</code>" if i % 2 else html.escape(p) for i, p in enumerate(parts))
 
@@ -99,7 +101,7 @@ def prose(text: str) -> str:
 def _list(tag: str, items: Sequence[str]) -> str:
     if not items:
         return ""
-    return f"<{tag}>\n" + "\n".join(f"<li>{prose(item)}</li>" for item in items) + f"\n</{tag}>"
+    return f"<{tag}>\n" + "\n".join(f"<li>{e(item)}</li>" for item in items) + f"\n</{tag}>"
 
 
 def _checklist(items: Sequence[str]) -> str:
@@ -107,10 +109,6 @@ def _checklist(items: Sequence[str]) -> str:
         return ""
     rows = [f'<li><label><input type="checkbox"/> <span>{prose(item)}</span></label></li>' for item in items]
     return '<ul class="todo">\n' + "\n".join(rows) + "\n</ul>"
-
-
-def _ruled_out(rank: int | None, why: str) -> str:
-    return why if rank is None else f"rank {rank}: {why}"
 
 
 # ---- verdict -----------------------------------------------------------------------------------
@@ -158,13 +156,7 @@ def _timeline(d: Diagnosis) -> str:
 
 
 def _evidence(evidence: Sequence[Evidence], decisive: Evidence | None) -> str:
-    blocks: list[list[Evidence]] = []
-    for ev in evidence:
-        if blocks and blocks[-1][0].where.source == ev.where.source:
-            blocks[-1].append(ev)
-        else:
-            blocks.append([ev])
-    return "\n".join(_evidence_block(block, decisive) for block in blocks)
+    return "\n".join(_evidence_block(block, decisive) for block in evidence_blocks(evidence))
 
 
 def _evidence_block(block: Sequence[Evidence], decisive: Evidence | None) -> str:
@@ -240,7 +232,7 @@ FATE_COLOURS: dict[Fate, str] = {
     Fate.UNKNOWN: "#b6bdc6",
 }
 SHAPE_LABELS = {
-    "cross": "died of its own cause",
+    "cross": "its own cause (died or hung)",
     "diamond": "collective timeout",
     "triangle": "lost a peer",
     "square": "stopped by the launcher",

@@ -7,7 +7,7 @@ newlines folded) or sits in a code fence longer than any backtick run in it.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from rankautopsy.model import Diagnosis, Evidence, Fate, FirstDeath, RankReport, StreamKind, Verdict
 from rankautopsy.render._labels import (
@@ -15,12 +15,14 @@ from rankautopsy.render._labels import (
     PHASE_LABELS,
     clip,
     clock,
+    evidence_blocks,
     group_ranks,
     had_failures,
     headline,
     one_line,
     plain,
     rank_ranges,
+    ruled_out_line,
     spans_days,
     when_text,
 )
@@ -33,7 +35,7 @@ CELL_CHARS = 200
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|~&$#@])")
 _BLOCK_START = re.compile(r"^(\d{1,9})([.)])|^([-+=])")
 _BACKTICKS = re.compile(r"`+")
-_CODE = re.compile(r"`([^`]+)`")
+_CODE = re.compile(r"(?<!`)`([^`]+)`(?!`)")
 _INPUT_KINDS = {
     StreamKind.RANK_LOG: "rank log",
     StreamKind.CONSOLE: "console log",
@@ -50,10 +52,10 @@ def render_markdown(d: Diagnosis) -> str:
         parts.append(_section("Evidence", _evidence(v.first_death.evidence)))
     title = "What the ranks did" if v.first_death is None else "What the other ranks did"
     parts.append(_section(title, _ranks(d.ranks, spans_days(d))))
-    parts.append(_section("Ruled out", _list("-", [_ruled_out(r.rank, r.why) for r in v.ruled_out])))
+    parts.append(_section("Ruled out", _list("-", [ruled_out_line(r.rank, r.why) for r in v.ruled_out])))
     if not clean_run:
         parts.append(_section("Reasoning", _list("1.", v.reasoning)))
-    parts.append(_section("What to do", _list("- [ ]", v.remediation)))
+    parts.append(_section("What to do", _list("- [ ]", v.remediation, prose)))
     if v.first_death is not None or clean_run:
         parts.append(_section("Notes", _list("-", v.notes)))
     parts.append(_section("Skipped inputs", _list("-", [f"{s.path}: {s.reason}" for s in d.skipped])))
@@ -67,7 +69,7 @@ def escape(text: str) -> str:
 
 
 def prose(text: str) -> str:
-    """`escape`, but the `code` spans that rule packs and the verdict write are kept as (safe) code spans."""
+    """`escape`, but the `code` spans that rule packs write in their remediation stay (safe) code spans."""
     parts = _CODE.split(_squash(text))
     return "".join(code(part) if i % 2 else _escape(part, first=i == 0) for i, part in enumerate(parts))
 
@@ -105,14 +107,10 @@ def _section(title: str, body: str) -> str:
     return f"### {title}\n\n{body}" if body else ""
 
 
-def _list(marker: str, lines: Sequence[str]) -> str:
+def _list(marker: str, lines: Sequence[str], fmt: Callable[[str], str] = escape) -> str:
     """A list; the marker `1.` numbers the items."""
     marks = [f"{n}." for n in range(1, len(lines) + 1)] if marker == "1." else [marker] * len(lines)
-    return "\n".join(f"{mark} {prose(line)}" for mark, line in zip(marks, lines, strict=True))
-
-
-def _ruled_out(rank: int | None, why: str) -> str:
-    return why if rank is None else f"rank {rank}: {why}"
+    return "\n".join(f"{mark} {fmt(line)}" for mark, line in zip(marks, lines, strict=True))
 
 
 # ---- verdict -----------------------------------------------------------------------------------
@@ -142,13 +140,7 @@ def _death(fd: FirstDeath, v: Verdict) -> str:
 
 
 def _evidence(evidence: Sequence[Evidence]) -> str:
-    blocks: list[list[Evidence]] = []
-    for ev in evidence:
-        if blocks and blocks[-1][0].where.source == ev.where.source:
-            blocks[-1].append(ev)
-        else:
-            blocks.append([ev])
-    return "\n\n".join(_evidence_block(block) for block in blocks)
+    return "\n\n".join(_evidence_block(block) for block in evidence_blocks(evidence))
 
 
 def _evidence_block(block: Sequence[Evidence]) -> str:

@@ -43,6 +43,7 @@ from rankautopsy.render._labels import (
     headline,
     plain,
     rank_ranges,
+    ruled_out_line,
     utc,
     when_text,
     where,
@@ -98,7 +99,7 @@ def build_report(d: Diagnosis) -> list[RenderableType]:
     ranks_title = "What the ranks did" if v.first_death is None else "What the other ranks did"
     parts += _section(ranks_title, _ranks_table(d.ranks, with_date) if d.ranks else None)
     parts += _section(timeline, _timeline(d, with_date))
-    parts += _section("Ruled out", _bullets("-", [_ruled_out_line(r.rank, r.why) for r in v.ruled_out]))
+    parts += _section("Ruled out", _bullets("-", [ruled_out_line(r.rank, r.why) for r in v.ruled_out]))
     if not clean_run:
         parts += _section("Reasoning", _bullets("#", v.reasoning))
     parts += _section("What to do", _bullets("[ ]", v.remediation))
@@ -128,10 +129,6 @@ def _bullets(marker: str, lines: Sequence[str]) -> Table | None:
     for n, line in enumerate(lines, start=1):
         grid.add_row(Text(f"{n}." if marker == "#" else marker), _t(line))
     return grid
-
-
-def _ruled_out_line(rank: int | None, why: str) -> str:
-    return why if rank is None else f"rank {rank}: {why}"
 
 
 # ---- verdict panel ---------------------------------------------------------------------------
