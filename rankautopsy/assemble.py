@@ -163,9 +163,22 @@ def build_events(stream: Stream, hits: Sequence[Hit], rules: Sequence[CompiledRu
     return events
 
 
+# Facts that the timeline reads as numbers; a user pattern that captures something else under one of
+# these names keeps it as `<name>_raw` instead of breaking the diagnosis.
+_NUMERIC = frozenset(
+    {"rank", "peer_rank", "pg_rank", "local_rank", "pid", "step", "total_steps", "seq", "last_enqueued",
+     "last_completed", "exitcode", "comm_rank", "nranks", "gpu", "xid", "pg"}
+)  # fmt: skip
+_INTEGER = re.compile(r"^-?[0-9]+$")
+
+
+def _checked(facts: dict[str, str]) -> dict[str, str]:
+    return {(k if k not in _NUMERIC or _INTEGER.match(v) else f"{k}_raw"): v for k, v in facts.items()}
+
+
 def _event(stream: Stream, hit: Hit, rules: Sequence[CompiledRule], absorbed: set[int]) -> Event:
     rule = hit.rule.rule
-    facts = dict(hit.facts)
+    facts = _checked(hit.facts)
     cause, role, extra = rule.cause, rule.role, []
     if rule.assemble is not None:
         assembled = _ASSEMBLERS[rule.assemble](stream, hit.index)

@@ -21,6 +21,7 @@ from rankautopsy.model import Diagnosis
 from rankautopsy.pipeline import DEFAULT_SKEW, Options, diagnose
 from rankautopsy.render import Format, render_text
 from rankautopsy.render.terminal import make_console, render_terminal
+from rankautopsy.rulesources import user_rule_paths
 
 
 class Exit(IntEnum):
@@ -81,7 +82,7 @@ def diagnose_command(
     options = Options(
         paths=paths,
         dmesg=dmesg or (),
-        rules=rules or (),
+        rules=[str(p) for p in user_rule_paths(rules or [], Path.cwd())],
         boot_time=_boot(boot_time, zone),
         tz=zone,
         skew=timedelta(seconds=_non_negative(clock_skew)),

@@ -2,7 +2,7 @@
 
 All problems of all packs are collected before one `RulePackError` is raised; each problem is one line,
 `path:line: rule-id: message`. A rule's examples are run at load time: a rule that fails its own
-examples is a broken rule.
+examples is a broken rule (`rules test` defers them, to report failures as test results instead).
 
 Role and cause go together: a `cause` rule names a root cause of the taxonomy, a `symptom` rule one of
 the symptoms (collective_timeout, peer_lost, launcher_teardown, watchdog_abort), and `progress` and
@@ -15,7 +15,7 @@ from __future__ import annotations
 import difflib
 import importlib.resources
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
@@ -27,7 +27,7 @@ import yaml
 
 from rankautopsy.errors import RulePackError
 from rankautopsy.model import Assembly, Cause, Example, Location, Role, Rule, StreamKind
-from rankautopsy.ruletest import compile_pattern, run_examples
+from rankautopsy.ruletest import ExampleResult, compile_pattern, describe, run_examples
 
 ID_PATTERN = regex.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*\.[a-z0-9]+(?:-[a-z0-9]+)*$")
 STATUSES = ("stable", "preview", "deprecated")
@@ -245,11 +245,15 @@ class _Claim:
     where: Location
 
 
+ExampleLines = Mapping[tuple[str, str, int], int]  # (rule id, kind, index) -> line of the example
+
+
 @dataclass(frozen=True, slots=True)
 class _Pack:
     rules: tuple[Rule, ...] = ()
     disabled: tuple[_Disable, ...] = ()
     claims: tuple[_Claim, ...] = ()
+    example_lines: ExampleLines = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,6 +261,8 @@ class _Context:
     report: _Report
     pack: str
     builtin: bool
+    check_examples: bool = True
+    example_lines: dict[tuple[str, str, int], int] = field(default_factory=dict)
 
 
 def _read_rule(data: _Map, ctx: _Context) -> Rule | _Disable | None:
@@ -317,7 +323,8 @@ def _build_rule(fields: _Fields, rule_id: str, ctx: _Context) -> Rule | None:
         source=Location(ctx.report.path, fields.data.key_lines.get("id", fields.data.line)),
         builtin=ctx.builtin,
     )
-    _check_rule(fields, rule, lines)
+    ctx.example_lines.update({(rule.id, kind, index): line for (kind, index), line in lines.items()})
+    _check_rule(fields, rule, lines, run=ctx.check_examples)
     return rule if cause is not None and role is not None else None
 
 
@@ -329,17 +336,16 @@ def _read_aliases(fields: _Fields) -> tuple[str, ...]:
     return aliases
 
 
-def _check_rule(fields: _Fields, rule: Rule, lines: Mapping[tuple[str, int], int]) -> None:
+def _check_rule(fields: _Fields, rule: Rule, lines: Mapping[tuple[str, int], int], *, run: bool) -> None:
     if rule.role is Role.CAUSE and not rule.remediation and rule.builtin:
         fields.problem("remediation", "no remediation: a cause rule needs at least one step")
     if not rule.match_examples or not rule.no_match_examples:
         fields.problem("examples", "no examples: add at least one match and one no_match")
-    if not rule.pattern or not _pattern_ok(fields, rule):
+    if not rule.pattern or not _pattern_ok(fields, rule) or not run:
         return
     for result in run_examples([rule]):
         if not result.ok:
-            line = lines.get((result.kind, result.index), fields.data.line)
-            fields.problem_at(line, f"example {result.kind}[{result.index}] {result.message}: {result.line!r}")
+            fields.problem_at(lines.get((result.kind, result.index), fields.data.line), describe(result))
 
 
 def _pattern_ok(fields: _Fields, rule: Rule) -> bool:
@@ -442,18 +448,20 @@ def _display(path: Path, builtin: bool) -> str:
     return str(path)
 
 
-def _read_pack(path: Path, *, builtin: bool, problems: list[str]) -> _Pack:
+def _read_pack(path: Path, *, builtin: bool, problems: list[str], check_examples: bool = True) -> _Pack:
     report = _Report(_display(path, builtin))
     parsed = _parse(path, report)
     pack = _Pack()
     if parsed is not None:
         data, duplicates = parsed
-        pack = _read_rules(data, path.stem, report, builtin=builtin, duplicates=duplicates)
+        ctx = _Context(report, path.stem, builtin, check_examples)
+        pack = _read_rules(data, ctx, duplicates=duplicates)
     report.flush(problems)
     return pack
 
 
-def _read_rules(data: object, stem: str, report: _Report, *, builtin: bool, duplicates: list[tuple[int, str]]) -> _Pack:
+def _read_rules(data: object, ctx: _Context, *, duplicates: list[tuple[int, str]]) -> _Pack:
+    report = ctx.report
     if not isinstance(data, _Map):
         report.add(None, None, "not a rule pack: expected a mapping with a `rules:` list")
         return _Pack()
@@ -466,12 +474,13 @@ def _read_rules(data: object, stem: str, report: _Report, *, builtin: bool, dupl
         top.problem("rules" if "rules" in data else None, "rules: expected a list of rules")
         return _Pack()
     _report_duplicates(items, report, duplicates)
-    ctx = _Context(report, top.text("pack") or stem, builtin)
+    ctx = replace(ctx, pack=top.text("pack") or ctx.pack)
     entries = [_read_entry(item, line, ctx) for item, line in zip(items, items.item_lines, strict=True)]
     return _Pack(
         tuple(e for e in entries if isinstance(e, Rule)),
         tuple(e for e in entries if isinstance(e, _Disable)),
         tuple(c for item in items if (c := _claim(item, report.path)) is not None),
+        MappingProxyType(ctx.example_lines),
     )
 
 
@@ -520,14 +529,17 @@ def builtin_pack_paths() -> list[Path]:
 
 
 def _load_layer(paths: Iterable[Path], *, builtin: bool, problems: list[str]) -> _Pack:
-    packs = [_read_pack(path, builtin=builtin, problems=problems) for path in paths]
-    layer = _Pack(
+    layer = _layer([_read_pack(path, builtin=builtin, problems=problems) for path in paths])
+    _check_unique(layer.claims, problems)
+    return layer
+
+
+def _layer(packs: Sequence[_Pack]) -> _Pack:
+    return _Pack(
         tuple(r for p in packs for r in p.rules),
         tuple(d for p in packs for d in p.disabled),
         tuple(c for p in packs for c in p.claims),
     )
-    _check_unique(layer.claims, problems)
-    return layer
 
 
 @lru_cache(maxsize=1)
@@ -575,10 +587,11 @@ def _merge(base: _Pack, user: _Pack, problems: list[str], *, has_builtins: bool)
     return [rule for rule in merged if rule is not None]
 
 
-def load_pack(path: Path, *, builtin: bool) -> list[Rule]:
-    """The rules of one pack file (`disable:` entries are applied by `load_rules`, not here)."""
+def load_pack(path: Path, *, builtin: bool, check_examples: bool = True) -> list[Rule]:
+    """The rules of one pack file (`disable:` entries are applied by `load_rules`, not here).
+    With `check_examples=False` failing examples are not load problems: `run_examples` reports them."""
     problems: list[str] = []
-    pack = _read_pack(path, builtin=builtin, problems=problems)
+    pack = _read_pack(path, builtin=builtin, problems=problems, check_examples=check_examples)
     _check_unique(pack.claims, problems)
     if problems:
         raise RulePackError(problems)
@@ -597,6 +610,39 @@ def load_rules(user_paths: Sequence[Path] = (), *, builtin: bool = True) -> tupl
     if problems:
         raise RulePackError(problems)
     return tuple(rules)
+
+
+@dataclass(frozen=True, slots=True)
+class PackContents:
+    """One pack file as `rules check` and `rules test` see it."""
+
+    path: str  # as problems show it: `rules/<name>.yaml` for a built-in pack, else the path given
+    rules: tuple[Rule, ...]
+    disabled: tuple[str, ...]
+    example_lines: ExampleLines
+
+    def line_of(self, result: ExampleResult) -> int | None:
+        return self.example_lines.get((result.rule_id, result.kind, result.index))
+
+
+def read_packs(paths: Sequence[Path], *, builtin: bool = False, check_examples: bool = True) -> list[PackContents]:
+    """Each pack file (directories expanded), validated as `load_rules` validates it, every problem of every
+    pack in one `RulePackError`. User packs are checked against the built-ins (a `disable:` needs a target)."""
+    problems: list[str] = []
+    files = _expand(paths, problems)
+    packs = [_read_pack(path, builtin=builtin, problems=problems, check_examples=check_examples) for path in files]
+    user = _layer(packs)
+    _check_unique(user.claims, problems)
+    if not builtin and not problems:
+        base, builtin_problems = _builtin_layer()
+        problems += builtin_problems
+        _merge(base, user, problems, has_builtins=True)
+    if problems:
+        raise RulePackError(problems)
+    return [
+        PackContents(_display(path, builtin), p.rules, tuple(d.rule_id for d in p.disabled), p.example_lines)
+        for path, p in zip(files, packs, strict=True)
+    ]
 
 
 # ---- remediation checklist ----

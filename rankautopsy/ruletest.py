@@ -59,6 +59,11 @@ def run_examples(rules: Sequence[Rule]) -> list[ExampleResult]:
     return results
 
 
+def describe(result: ExampleResult) -> str:
+    """One line for a failed example: `example match[0] facts differ: pid: expected '1', got '2': 'line'`."""
+    return f"example {result.kind}[{result.index}] {result.message}: {result.line!r}"
+
+
 def _match_problem(expected: Mapping[str, str], got: dict[str, str] | None) -> str:
     if got is None:
         return "does not match"

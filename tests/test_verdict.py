@@ -1,0 +1,162 @@
+"""The differential diagnosis on small logs written from the emitters' exact formats."""
+
+from __future__ import annotations
+
+from datetime import UTC
+from pathlib import Path
+
+from rankautopsy.model import Cause, Confidence, Diagnosis, Fate
+from rankautopsy.pipeline import Options, diagnose
+from rankautopsy.timeline import bus_of
+
+
+def run(tmp_path: Path, files: dict[str, str], **options: object) -> Diagnosis:
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return diagnose(Options(paths=[str(tmp_path)], **options))  # type: ignore[arg-type]
+
+
+def fates(d: Diagnosis) -> dict[int, Fate]:
+    return {r.rank: r.fate for r in d.ranks}
+
+
+def step_lines(rank: int, steps: int, minute: int = 0) -> str:
+    return "".join(f"2026-11-29 07:{minute:02d}:{s:02d},000 INFO [rank {rank}] step {s}/100\n" for s in range(steps))
+
+
+def watchdog(rank: int, seq: int, enqueued: int, completed: int) -> str:
+    prefix = (
+        f"[rank{rank}]:[E1129 07:10:01.123456789 ProcessGroupNCCL.cpp:632] [PG ID 0 PG GUID 0(default_pg) Rank {rank}]"
+    )
+    return (
+        f"{prefix} Watchdog caught collective operation timeout: WorkNCCL(SeqNum={seq}, OpType=ALLREDUCE, "
+        f"NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600012 milliseconds before timing out.\n"
+        f"{prefix}  failure detected by watchdog at work sequence id: {seq} PG status: "
+        f"last enqueued work: {enqueued}, last completed work: {completed}\n"
+    )
+
+
+def test_rank_behind_in_nccl_sequence_is_the_hang_culprit(tmp_path: Path) -> None:
+    files = {f"rank_{r}.log": step_lines(r, 10) + watchdog(r, 4521, 4521, 4520) for r in (0, 1, 3)}
+    files["rank_2.log"] = step_lines(2, 10) + watchdog(2, 4520, 4520, 4520)
+    d = run(tmp_path, files)
+    first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (2, Cause.HANG)
+    assert d.verdict.confidence is Confidence.HIGH
+    assert "4520" in first.detail and "4521" in first.detail
+    assert fates(d) == {0: Fate.COLLATERAL, 1: Fate.COLLATERAL, 2: Fate.FIRST_DEATH, 3: Fate.COLLATERAL}
+
+
+def test_a_rank_mentioned_by_another_rank_is_not_attributed(tmp_path: Path) -> None:
+    line = "2026-11-29 07:00:09,000 ERROR [rank 0] timed out waiting for rank 3 to join the barrier\n"
+    d = run(tmp_path, {"console.log": step_lines(0, 5) + step_lines(1, 5) + line})
+    assert 3 not in fates(d)
+
+
+def test_cascading_error_after_a_timeout_is_collateral(tmp_path: Path) -> None:
+    """A CUDA OOM raised after the rank already timed out is fallout, not a first death."""
+    rank0 = (
+        step_lines(0, 9)
+        + watchdog(0, 77, 77, 76)
+        + (
+            "[rank0]: Traceback (most recent call last):\n"
+            '[rank0]:   File "train.py", line 3, in <module>\n'
+            "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1024.00 EiB. GPU 0 has a total "
+            "capacity of 79.14 GiB of which 1.00 GiB is free.\n"
+        )
+    )
+    rank1 = step_lines(1, 5) + (
+        "[rank1]: Traceback (most recent call last):\n"
+        '[rank1]:   File "train.py", line 9, in step\n'
+        "[rank1]: KeyError: 'label'\n"
+    )
+    d = run(tmp_path, {"rank_0.log": rank0, "rank_1.log": rank1})
+    first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (1, Cause.PYTHON_EXCEPTION)
+    assert fates(d)[0] is Fate.COLLATERAL
+
+
+def test_xid_joins_the_rank_on_that_gpu_through_ncclS_bus_id(tmp_path: Path) -> None:
+    inits = "".join(
+        f"node02:{4700 + r}:{4790 + r} [{r}] NCCL INFO comm 0x55{r} rank {r} nranks 4 cudaDev {r} busId "
+        f"{'3b' if r == 2 else f'{r}a'}000 commId 0x9f2a - Init COMPLETE\n"
+        for r in range(4)
+    )
+    console = inits + "".join(step_lines(r, 5) for r in range(4))
+    dmesg = (
+        "[Sun Nov 29 07:00:06 2026] NVRM: Xid (PCI:0000:3b:00): 79, pid=4702, name=python, "
+        "GPU has fallen off the bus.\n"
+    )
+    d = run(tmp_path, {"console.log": console, "dmesg.txt": dmesg}, tz=UTC)
+    first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (2, Cause.GPU_HARDWARE)
+    assert bus_of("0000:3b:00") == int("3b000", 16)
+
+
+def test_slurm_out_of_memory_task_is_host_oom(tmp_path: Path) -> None:
+    out = (
+        "".join(f"{r:>2}: " + line for r in range(4) for line in step_lines(r, 3).splitlines(keepends=True))
+        + "slurmstepd: error: Detected 1 oom_kill event in StepId=1234.0. "
+        + "Some of the step tasks have been OOM Killed.\n"
+        + "srun: error: node07: task 3: Out Of Memory\n"
+        + "srun: error: node07: tasks 0-2: Killed\n"
+    )
+    d = run(tmp_path, {"slurm-1234.out": out})
+    first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (3, Cause.HOST_OOM)
+
+
+def test_time_limit_ends_the_whole_job(tmp_path: Path) -> None:
+    out = "".join(step_lines(r, 5) for r in range(2)) + (
+        "slurmstepd: error: *** STEP 1234.0 ON node01 CANCELLED AT 2026-11-29T07:10:00 DUE TO TIME LIMIT ***\n"
+    )
+    d = run(tmp_path, {"slurm-1234.out": out})
+    first = d.verdict.first_death
+    assert first is not None and first.rank is None and first.cause is Cause.TIME_LIMIT
+    assert set(fates(d).values()) == {Fate.TORN_DOWN}
+
+
+def test_raw_dmesg_without_boot_time_still_joins_by_pid_and_says_what_it_could_not_order(tmp_path: Path) -> None:
+    console = (
+        step_lines(0, 5)
+        + step_lines(1, 5)
+        + (
+            "E1129 07:00:06.000000 99 torch/distributed/elastic/multiprocessing/api.py:874] failed (exitcode: -9) "
+            "local_rank: 1 (pid: 4243) of binary: /usr/bin/python3\n"
+        )
+    )
+    dmesg = (
+        "[ 5000.123456] Out of memory: Killed process 4243 (pt_main_thread) total-vm:1kB, anon-rss:1kB, "
+        "file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:1kB oom_score_adj:0\n"
+    )
+    d = run(tmp_path, {"console.log": console, "dmesg.txt": dmesg})
+    first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (1, Cause.HOST_OOM)
+    assert any("seconds since boot" in note for note in d.verdict.notes)
+
+
+def test_every_rank_finishing_is_no_death(tmp_path: Path) -> None:
+    done = "".join(step_lines(r, 5) + f"2026-11-29 07:00:06,000 INFO [rank {r}] training complete\n" for r in range(3))
+    d = run(tmp_path, {"console.log": done})
+    assert d.verdict.first_death is None
+    assert set(fates(d).values()) == {Fate.EXITED_CLEAN}
+
+
+def test_a_user_rule_capturing_words_as_a_rank_does_not_break_the_diagnosis(tmp_path: Path) -> None:
+    pack = tmp_path.parent / f"{tmp_path.name}-pack.yaml"
+    pack.write_text(
+        "rules:\n"
+        "  - id: inhouse.worker-lost\n"
+        "    title: Worker lost\n"
+        "    cause: context\n"
+        "    role: context\n"
+        "    pattern: 'worker (?P<rank>[a-z]+) lost'\n"
+        "    examples:\n"
+        "      match: ['worker alpha lost']\n"
+        "      no_match: ['worker 3 fine']\n"
+    )
+    d = run(tmp_path, {"console.log": step_lines(0, 3) + "worker alpha lost\n"}, rules=[str(pack)])
+    [event] = [e for e in d.events if e.rule == "inhouse.worker-lost"]
+    assert event.facts["rank_raw"] == "alpha" and "rank" not in event.facts and event.rank is None
