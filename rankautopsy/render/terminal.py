@@ -286,7 +286,12 @@ def _group_text(g: _Group, with_date: bool) -> Text:
 
 
 def _significant(e: Event) -> bool:
-    return e.role is not Role.PROGRESS and (e.rank is not None or e.time is not None)
+    """Causes and symptoms, and context that is about a rank (launcher context alone is noise)."""
+    if e.role is Role.PROGRESS:
+        return False
+    if e.role is Role.CONTEXT:
+        return e.rank is not None
+    return e.rank is not None or e.time is not None
 
 
 def _order_key(e: Event) -> tuple[bool, datetime, int, str, int]:
@@ -370,7 +375,7 @@ def _timeline_row(run: Sequence[Event], culprit: bool, with_date: bool) -> list[
     return [
         Text(clock(None if e.time is None else e.time.earliest, with_date), style="dim"),
         Text(rank_ranges(ranks) if ranks else "-", style=style),
-        Text(CAUSE_LABELS[e.cause][1], style=style or _role_style(e.role)),
+        Text(e.rule if e.cause is Cause.CONTEXT else CAUSE_LABELS[e.cause][1], style=style or _role_style(e.role)),
         text,
     ]
 
