@@ -8,7 +8,7 @@ carries an escape sequence, whatever the console's settings.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import IO, TypeVar
 
@@ -36,9 +36,11 @@ from rankautopsy.render._labels import (
     CAUSE_LABELS,
     FATE_LABELS,
     PHASE_LABELS,
+    RankGroup,
     all_times,
     clip,
     clock,
+    group_ranks,
     had_failures,
     headline,
     plain,
@@ -197,22 +199,6 @@ def _when(span: TimeSpan | None) -> Text:
 # ---- ranks -----------------------------------------------------------------------------------
 
 
-@dataclass
-class _Group:
-    fate: Fate
-    summary: str
-    ranks: list[int] = field(default_factory=list)
-    hosts: set[str] = field(default_factory=set)
-    seen: list[datetime] = field(default_factory=list)
-    steps: list[int] = field(default_factory=list)
-
-    def add(self, r: RankReport) -> None:
-        self.ranks.append(r.rank)
-        self.hosts.add(r.host or "?")
-        self.seen.extend([r.last_seen] if r.last_seen else [])
-        self.steps.extend([] if r.last_step is None else [r.last_step])
-
-
 def _ranks_table(ranks: Sequence[RankReport], with_date: bool) -> Table:
     ordered = sorted(ranks, key=lambda r: r.rank)
     if len(ordered) > GROUP_ABOVE_RANKS:
@@ -252,10 +238,8 @@ def _rank_row(r: RankReport, with_date: bool) -> list[Text]:
 
 def _rank_groups(ordered: Sequence[RankReport], with_date: bool) -> Table:
     """Many ranks: one entry per (fate, summary), its ranks as ranges."""
-    groups: dict[tuple[Fate, str], _Group] = {}
-    for r in ordered:
-        groups.setdefault((r.fate, r.summary), _Group(r.fate, r.summary)).add(r)
-    shown = list(groups.values())[:MAX_RANK_GROUPS]
+    groups = group_ranks(ordered)
+    shown = groups[:MAX_RANK_GROUPS]
     grid = Table.grid(padding=(0, 2))
     grid.add_column(overflow="fold", max_width=28)
     grid.add_column(overflow="fold")
@@ -268,17 +252,14 @@ def _rank_groups(ordered: Sequence[RankReport], with_date: bool) -> Table:
     return grid
 
 
-def _group_text(g: _Group, with_date: bool) -> Text:
+def _group_text(g: RankGroup, with_date: bool) -> Text:
     style = "bold red" if g.fate is Fate.FIRST_DEATH else ""
     text = _fate_text(g.fate).append(": ").append(_t(g.summary, style))
-    hosts = plain(min(g.hosts)) if len(g.hosts) == 1 else f"{len(g.hosts):,} hosts"
-    facts = [f"{len(g.ranks):,} rank{'s' if len(g.ranks) > 1 else ''} on {hosts}"]
-    seen = sorted({clock(t, with_date) for t in g.seen})
-    if seen:
-        facts.append(f"last seen {seen[0]}" + (f" … {seen[-1]}" if len(seen) > 1 else ""))
-    steps = sorted(set(g.steps))
-    if steps:
-        facts.append(f"step {steps[0]}" + (f"-{steps[-1]}" if len(steps) > 1 else ""))
+    facts = [f"{len(g.ranks):,} rank{'s' if len(g.ranks) > 1 else ''} on {g.hosts_text()}"]
+    if g.seen:
+        facts.append(f"last seen {g.seen_text(with_date)}")
+    if g.steps:
+        facts.append(f"step {g.steps_text()}")
     return text.append("\n" + ", ".join(facts), style="dim")
 
 
