@@ -85,6 +85,8 @@ def decide(tl: Timeline, skew: timedelta) -> Findings:
         _name_hang(tl, f)
     if f.first is not None and f.first.rank is None:
         _stopped_by_scheduler(tl, f)
+    elif f.first is not None:
+        _stopped_with_the_job(tl, f)
     _rule_out(tl, f)
     return f
 
@@ -108,6 +110,25 @@ def _unattributed_oom(tl: Timeline, candidates: list[Candidate]) -> None:
         c.evidence.append(ooms[0])
         c.detail += "; an OOM kill was logged for a process not tied to a rank"
         c.inferred = True
+
+
+# Lines that say the launcher is ending the whole job: ranks with no end of their own went with it.
+JOB_END_RULES = frozenset(
+    {"mpi.noticed-signal", "mpi.nonzero-exit", "mpi.first-failed-process", "slurm.step-aborted",
+     "slurm.cancelled", "torchrun.child-failed-error", "deepspeed.killing-subprocess"}
+)  # fmt: skip
+
+
+def _stopped_with_the_job(tl: Timeline, f: Findings) -> None:
+    ended = next((e for e in tl.events if e.rule in JOB_END_RULES), None)
+    if ended is None:
+        return
+    settled = f.collateral.keys() | f.torn_down.keys() | f.clean | {c.rank for c in f.candidates}
+    for r in tl.ranks.values():
+        if r.rank not in settled and r.exit is None:
+            f.torn_down[r.rank] = (
+                f"stopped when the launcher ended the job ({ended.rule}, {ended.where.source}:{ended.where.line})"
+            )
 
 
 def _stopped_by_scheduler(tl: Timeline, f: Findings) -> None:

@@ -18,7 +18,7 @@ FACT_NAMES = frozenset(
         "signal", "exc_type", "exc_msg", "comm", "what", "idx",
     }
 )  # fmt: skip
-PACKS = {"gloo", "kernel", "mpi", "nccl", "nvidia", "progress", "python", "pytorch", "slurm", "torchrun"}
+PACKS = {"deepspeed", "gloo", "kernel", "kubernetes", "mpi", "nccl", "nvidia", "progress", "python", "pytorch", "slurm", "torchrun"}
 ROLE_CAUSES = {
     Role.CAUSE: ROOT_CAUSES,
     Role.SYMPTOM: {c for c in Cause if c.is_symptom},
