@@ -18,7 +18,10 @@ FACT_NAMES = frozenset(
         "signal", "exc_type", "exc_msg", "comm", "what", "idx",
     }
 )  # fmt: skip
-PACKS = {"deepspeed", "gloo", "kernel", "kubernetes", "mpi", "nccl", "nvidia", "progress", "python", "pytorch", "slurm", "torchrun"}
+PACKS = {
+    "deepspeed", "gloo", "kernel", "kubernetes", "mpi", "nccl", "nvidia", "progress", "python", "pytorch", "slurm",
+    "torchrun",
+}  # fmt: skip
 ROLE_CAUSES = {
     Role.CAUSE: ROOT_CAUSES,
     Role.SYMPTOM: {c for c in Cause if c.is_symptom},
