@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, tzinfo
 from enum import IntEnum
 from pathlib import Path
@@ -13,6 +15,8 @@ from typing import IO, Annotated, NoReturn
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import typer
+from rich.console import Console
+from rich.status import Status
 
 from rankautopsy.cli_rules import rules_app
 from rankautopsy.clocks import local_zone, parse_boot_time
@@ -74,6 +78,7 @@ def diagnose_command(
     color: Annotated[bool | None, typer.Option("--color/--no-color", help="Force colour on or off.")] = None,
     width: Annotated[int | None, typer.Option(help="Terminal width for the report.")] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks of internal errors.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display on stderr.")] = False,
 ) -> None:
     """Diagnose the logs of a crashed or hung job: which rank died first, when, why, and what to do."""
     _state["debug"] = debug
@@ -88,11 +93,28 @@ def diagnose_command(
         skew=timedelta(seconds=_non_negative(clock_skew)),
         stdin=stdin,
     )
-    result = diagnose(options)
+    with _progress(quiet):
+        result = diagnose(options)
     use_color = sys.stdout.isatty() if color is None else color
     _emit(result, output_format, output, lambda: render_terminal(result, make_console(sys.stdout, width, use_color)))
     found = result.verdict.first_death is not None
     raise typer.Exit(Exit.DEATH if found and not exit_zero else Exit.NO_DEATH)
+
+
+@contextlib.contextmanager
+def _progress(quiet: bool, delay: float = 0.5) -> Iterator[None]:
+    """A spinner on stderr once a scan takes more than a moment; never when stderr is not a terminal."""
+    if quiet or not sys.stderr.isatty():
+        yield
+        return
+    status = Status("rankautopsy: reading the logs...", console=Console(stderr=True))
+    timer = threading.Timer(delay, status.start)
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        status.stop()
 
 
 def _emit(result: Diagnosis, fmt: Format, output: str | None, terminal: Callable[[], None]) -> None:

@@ -132,3 +132,31 @@ def test_github_format_appends_the_markdown_summary(tmp_path: Path) -> None:
     assert result.stdout.decode().startswith("::error file=")
     text = summary.read_text()
     assert text.startswith("# earlier step\n") and "Rank 2 died first" in text
+
+
+def test_no_progress_display_when_stderr_is_not_a_terminal() -> None:
+    result = run("diagnose", str(RAISE), "--format", "json")
+    assert result.returncode == 1 and result.stderr == b""
+
+
+def test_progress_display_on_a_terminal_and_silenced_by_quiet() -> None:
+    """Under a pseudo-terminal a scan longer than a moment shows a spinner on stderr; --quiet hides it."""
+    import pty
+    script = (
+        "import sys, time; from rankautopsy import cli; "
+        "ctx = cli._progress(quiet=sys.argv[1] == 'quiet', delay=0.0); ctx.__enter__(); time.sleep(0.5); "
+        "ctx.__exit__(None, None, None)"
+    )
+    outputs = {}
+    for mode in ("loud", "quiet"):
+        chunks: list[bytes] = []
+
+        def read(fd: int, sink: list[bytes] = chunks) -> bytes:
+            data = os.read(fd, 1024)
+            sink.append(data)
+            return data
+
+        pty.spawn([sys.executable, "-c", script, mode], read)
+        outputs[mode] = b"".join(chunks)
+    assert b"reading the logs" in outputs["loud"]
+    assert b"reading the logs" not in outputs["quiet"]
