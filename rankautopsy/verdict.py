@@ -382,11 +382,12 @@ def _first_death(tl: Timeline, c: Candidate) -> FirstDeath:
 
 
 def _evidence(tl: Timeline, indices: Sequence[int]) -> tuple[Evidence, ...]:
+    """Each event's lines; for an exception, its `Type: message` line first: that is the decisive one."""
     out: list[Evidence] = []
     for i in indices:
         e = tl.events[i]
-        out.append(Evidence(e.where, e.text))
-        out.extend(e.lines[:6])
+        head = Evidence(e.where, e.text)
+        out.extend([*e.lines[:6], head] if "exc_type" in e.facts and e.lines else [head, *e.lines[:6]])
     return tuple(out)
 
 
