@@ -186,3 +186,23 @@ def test_sniff_profile_finds_pdsh_labels_and_line_numbers() -> None:
 def test_sniff_profile_ignores_messages_that_look_like_labels() -> None:
     assert sniff_profile(["RuntimeError: x", "INFO: y", "Traceback: z", "WARNING: a"]) == Profile()
     assert sniff_profile(["3: not a label", "step 1", "step 2", "done"]) == Profile()
+
+
+def test_a_tqdm_bar_left_on_the_line_is_not_the_message() -> None:
+    line = " 42%|█████▏     | 5/12 [00:01<00:01,  4.56it/s][rank1]: Traceback (most recent call last):"
+    assert strip_prefixes(line) == ("Traceback (most recent call last):", Prefix(rank=1))
+
+
+def test_unwrap_joins_a_terminals_hard_wrap_but_not_records_of_equal_length() -> None:
+    from rankautopsy.lines import unwrap
+
+    width = 70
+    wrapped = []
+    for i in range(6):
+        text = f"[rank{i}]: RuntimeError: peer {i} closed the connection while we waited for the all_reduce to finish"
+        wrapped += [text[:width], text[width:]]
+    numbered = list(enumerate(wrapped, start=1))
+    joined = unwrap(numbered, Profile())
+    assert len(joined) == 6 and joined[0] == (1, wrapped[0] + wrapped[1])
+    steps = [(i, f"2026-11-29 07:00:{i:02d},000 INFO [rank 0] step {i:03d}/100 loss 2.3108 lr 3e-4") for i in range(20)]
+    assert unwrap(steps, Profile()) == steps

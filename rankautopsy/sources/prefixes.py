@@ -23,6 +23,8 @@ _SRUN = re.compile(r"(?:P\d+ )? *(?P<task>\d+): ")
 _PDSH = re.compile(r"(?P<host>[A-Za-z0-9][\w.-]*): ")
 # Viewer exports with leading line numbers: `1234  message` / `1234\tmessage`.
 _NUMBERED = re.compile(r" *(?P<n>\d+)(?:\t| {2,}|: )")
+# A tqdm bar another process left on the line without a newline: `  42%|████▏ | 5/12 [00:01<00:01, 4.5it/s]`.
+_TQDM = re.compile(r" *[0-9]{1,3}%\|[^|\n]{0,200}\| *[^\[\n]{0,40}\[[^\]\n]{0,80}\]")
 # torchrun's tee: `[default3]:` (local rank, no space). `[rank3]:` is PyTorch's own, handled below.
 _TEE = re.compile(r"\[(?P<role>[A-Za-z_][\w-]*?)(?P<lrank>\d+)\]:")
 # PyTorch: `[rank3]: ` (excepthook, with a space, maybe doubled) or `[rank3]:[E...` (c10 log prefix).
@@ -65,6 +67,8 @@ def strip_prefixes(line: str, *, srun_labels: bool = False, profile: Profile = P
     host = stamp = None
     pos = 0
     if profile.numbered and (m := _NUMBERED.match(line)):
+        pos = m.end()
+    if "%|" in line[pos : pos + 8] and (m := _TQDM.match(line, pos)):
         pos = m.end()
     if line[pos : pos + 1].isdigit() and (m := _CRI.match(line, pos)):
         stamp, pos = m["stamp"], m.end()
