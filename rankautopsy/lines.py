@@ -1,27 +1,40 @@
-"""Sources to lines: each line's message (prefixes stripped, text cleaned), rank, host and time."""
+"""Sources to lines: each line's message (prefixes stripped, text cleaned), rank, host and time.
+
+A stream is built from the lines the scanner selected (`rankautopsy.selection`), not from every line
+of the input: line numbers are real physical numbers, in order, with gaps.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from rankautopsy.clocks import ClockContext, find_time, parse_kernel_line, wall_from_monotonic
 from rankautopsy.model import StreamKind, TimeSpan
 from rankautopsy.sources.discover import Source
 from rankautopsy.sources.prefixes import NO_PREFIX, Profile, sniff_profile, strip_prefixes
 from rankautopsy.sources.ranks import content_rank, content_rank_shapes
-from rankautopsy.sources.read import split_lines
+from rankautopsy.sources.read import segments, split_lines
 from rankautopsy.sources.sanitize import clean
 
-_SNIFF_LINES = 2000
+SNIFF_LINES = 2000  # the head of a stream that decides its prefix profile and content-rank header shapes
 _STAMP_ONLY = re.compile(r"^\s*\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?\s*$")
+_ENDS_IN_STAMP = re.compile(r"\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?\s*$", re.MULTILINE)
+_RECORD_START = re.compile(
+    r"^(?:\s|\[?\d{4}-\d\d-\d\d|[FEWIVC]\d{3,4} \d\d:|Traceback|[A-Za-z_][\w.]*(?:Error|Exception|Warning):)"
+)
+
+Channel = tuple[int | None, int | None]  # (rank, local rank): whose output a line is
 
 
 @dataclass(slots=True)
 class Stream:
-    """One source's lines, in parallel lists (index i is the i-th logical line)."""
+    """One source's selected lines, in parallel lists (index i is the i-th selected logical line)."""
 
     source: Source
     numbers: list[int] = field(default_factory=list)  # physical line numbers (1-based)
@@ -32,6 +45,7 @@ class Stream:
     hosts: list[str | None] = field(default_factory=list)
     times: list[TimeSpan | None] = field(default_factory=list)  # the line's own timestamp
     monotonic: list[float | None] = field(default_factory=list)  # kernel lines: seconds since boot
+    lines_read: int = 0  # logical lines in the whole source, selected or not
 
     @property
     def kind(self) -> StreamKind:
@@ -41,37 +55,126 @@ class Stream:
         return len(self.texts)
 
 
-def build_stream(source: Source, ctx: ClockContext) -> Stream:
-    stream = Stream(source)
-    raw = list(split_lines(source.text))
-    if source.kind is StreamKind.KERNEL:
-        _fill_kernel(stream, raw, ctx)
-    else:
-        _fill_log(stream, raw, ctx)
-    return stream
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One logical line, parsed."""
+
+    number: int
+    text: str
+    rank: int | None = None
+    local_rank: int | None = None
+    rank_from: str | None = None
+    host: str | None = None
+    time: TimeSpan | None = None
+    monotonic: float | None = None
+
+    @property
+    def channel(self) -> Channel:
+        return self.rank, self.local_rank
 
 
-def _fill_kernel(stream: Stream, raw: list[tuple[int, str]], ctx: ClockContext) -> None:
-    for number, line in raw:
+class LineParser:
+    """Parses the physical lines of one source exactly as if the whole stream were read."""
+
+    def __init__(self, source: Source, ctx: ClockContext, sample: list[str]) -> None:
+        self.kernel = source.kind is StreamKind.KERNEL
+        self._where = source.where
+        self._ctx = ctx
+        self._sample = sample
+        self._profile = sniff_profile(sample) if not self.kernel else Profile()
+        self._shapes: frozenset[str] | None = None
+
+    @property
+    def sequential(self) -> bool:
+        """Whether a line's reading depends on the lines before it (a terminal's hard wrap, or a viewer
+        export's timestamps on lines of their own): such a stream is read whole (`parse_all`)."""
+        if self.kernel:
+            return False
+        pairs = list(enumerate(self._sample))
+        return self._stamps_alone() or unwrap(pairs, self._profile) != pairs
+
+    def _stamps_alone(self) -> bool:
+        """Whether a line of the head is only a timestamp (checked exactly where one may be)."""
+        if not _ENDS_IN_STAMP.search("\n".join(self._sample)):
+            return False
+        return any(_STAMP_ONLY.match(strip_prefixes(clean(line), profile=self._profile)[0]) for line in self._sample)
+
+    def parse(self, number: int, raw: str) -> list[Line]:
+        """The logical lines of one physical line (its `\\r`-separated pieces)."""
+        one = self._kernel_line if self.kernel else self._log_line
+        return [one(number, part) for part in segments(raw)]
+
+    def _kernel_line(self, number: int, line: str) -> Line:
         text = clean(line)
-        stamp = parse_kernel_line(text, ctx)
-        stream.numbers.append(number)
-        stream.texts.append(stamp.rest if stamp else text)
-        stream.ranks.append(None)
-        stream.local_ranks.append(None)
-        stream.rank_from.append(None)
-        stream.hosts.append(stamp.host if stamp else None)
-        mono = stamp.monotonic if stamp else None
-        wall = stamp.wall if stamp else None
-        if wall is None and mono is not None and ctx.boot_time is not None:
-            wall = wall_from_monotonic(mono, ctx.boot_time)
-        stream.times.append(wall)
-        stream.monotonic.append(mono)
+        stamp = parse_kernel_line(text, self._ctx)
+        if stamp is None:
+            return Line(number, text)
+        wall, mono = stamp.wall, stamp.monotonic
+        if wall is None and mono is not None and self._ctx.boot_time is not None:
+            wall = wall_from_monotonic(mono, self._ctx.boot_time)
+        return Line(number, stamp.rest, host=stamp.host, time=wall, monotonic=mono)
 
+    @property
+    def srun_labels(self) -> bool:
+        return self._profile.srun
 
-_RECORD_START = re.compile(
-    r"^(?:\s|\[?\d{4}-\d\d-\d\d|[FEWIVC]\d{3,4} \d\d:|Traceback|[A-Za-z_][\w.]*(?:Error|Exception|Warning):)"
-)
+    def channels(self, raw: str) -> list[tuple[Channel | None, int]]:
+        """The channel of each logical line of a physical line, cheaply: from its prefixes and path
+        (None where the rank could come from the message itself, which only a full parse tells), and
+        how many characters of it the prefixes took."""
+        if self.kernel:
+            return [((None, None), 0) for _ in segments(raw)]
+        out: list[tuple[Channel | None, int]] = []
+        for part in segments(raw):
+            cleaned = clean(part)
+            text, prefix = strip_prefixes(cleaned, profile=self._profile)
+            rank = next((r for r in (prefix.rank, prefix.task, self._where.rank) if r is not None), None)
+            local = prefix.local_rank if prefix.local_rank is not None else self._where.local_rank
+            out.append((None if rank is None and self.shapes() else (rank, local), len(cleaned) - len(text)))
+        return out
+
+    def _log_line(self, number: int, line: str) -> Line:
+        text, prefix = strip_prefixes(clean(line), profile=self._profile)
+        rank, origin = prefix.rank, "prefix"
+        if rank is None and prefix.task is not None:
+            rank = prefix.task
+        if rank is None and self._where.rank is not None:
+            rank, origin = self._where.rank, "path"
+        if rank is None and (shapes := self.shapes()) and (found := content_rank(text, shapes)) is not None:
+            rank, origin = found, "content"
+        local = prefix.local_rank if prefix.local_rank is not None else self._where.local_rank
+        stamp = find_time(prefix.stamp, self._ctx) if prefix.stamp else None
+        return Line(
+            number,
+            text,
+            rank,
+            local,
+            origin if rank is not None else ("local" if local is not None else None),
+            prefix.host,
+            stamp or find_time(text, self._ctx),
+        )
+
+    def shapes(self) -> frozenset[str]:
+        """Content-rank header shapes of the stream's head (computed when a line first needs them)."""
+        if self._shapes is None:
+            messages = [strip_prefixes(clean(line), profile=self._profile)[0] for line in self._sample]
+            self._shapes = content_rank_shapes(messages)
+        return self._shapes
+
+    def parse_all(self, raw: list[tuple[int, str]]) -> list[Line]:
+        """Every logical line of a whole stream, in order: hard wraps undone, and a viewer export's
+        timestamp on a line of its own dating the next line that has none."""
+        raw = unwrap(raw, self._profile)
+        self._sample, self._shapes = [text for _, text in raw[:SNIFF_LINES]], None
+        lines = [self._log_line(number, text) for number, text in raw]
+        pending: TimeSpan | None = None
+        for i, line in enumerate(lines):
+            if line.time is not None and _STAMP_ONLY.match(line.text):
+                pending = line.time
+            elif line.time is None and pending is not None and line.text.strip():
+                lines[i] = dataclasses.replace(line, time=pending)
+                pending = None
+        return lines
 
 
 def _continues(line: str, profile: Profile) -> bool:
@@ -98,34 +201,50 @@ def unwrap(raw: list[tuple[int, str]], profile: Profile) -> list[tuple[int, str]
     return out
 
 
-def _fill_log(stream: Stream, raw: list[tuple[int, str]], ctx: ClockContext) -> None:
-    profile = sniff_profile([line for _, line in raw[:_SNIFF_LINES]])
-    raw = unwrap(raw, profile)
-    where = stream.source.where
-    sample = [line for _, line in raw[:_SNIFF_LINES]]
-    shapes = content_rank_shapes([strip_prefixes(clean(line), profile=profile)[0] for line in sample])
-    pending: TimeSpan | None = None  # a viewer export's stamp on a line of its own dates the next line
-    for number, line in raw:
-        text, prefix = strip_prefixes(clean(line), profile=profile)
-        rank, origin = prefix.rank, "prefix"
-        if rank is None and prefix.task is not None:
-            rank = prefix.task
-        if rank is None and where.rank is not None:
-            rank, origin = where.rank, "path"
-        if rank is None and shapes and (found := content_rank(text, shapes)) is not None:
-            rank, origin = found, "content"
-        local = prefix.local_rank if prefix.local_rank is not None else where.local_rank
-        stamp = find_time(prefix.stamp, ctx) if prefix.stamp else None
-        stream.numbers.append(number)
-        stream.texts.append(text)
-        stream.ranks.append(rank)
-        stream.local_ranks.append(local)
-        stream.rank_from.append(origin if rank is not None else ("local" if local is not None else None))
-        stream.hosts.append(prefix.host)
-        own = stamp or find_time(text, ctx)
-        if own is not None and _STAMP_ONLY.match(text):
-            pending = own
-        elif own is None and pending is not None and text.strip():
-            own, pending = pending, None
-        stream.times.append(own)
-        stream.monotonic.append(None)
+def build_stream(source: Source, lines: Iterable[Line], lines_read: int) -> Stream:
+    """A stream of parsed lines, in the order given."""
+    stream = Stream(source, lines_read=lines_read)
+    for line in lines:
+        stream.numbers.append(line.number)
+        stream.texts.append(line.text)
+        stream.ranks.append(line.rank)
+        stream.local_ranks.append(line.local_rank)
+        stream.rank_from.append(line.rank_from)
+        stream.hosts.append(line.host)
+        stream.times.append(line.time)
+        stream.monotonic.append(line.monotonic)
+    return stream
+
+
+def last_signs(stream: Stream) -> Stream:
+    """The stream cut down to each channel's latest timestamped line: all that the timeline reads of it
+    (a rank's last sign of life). Kernel lines carry no rank: none is kept."""
+    latest: dict[Channel, int] = {}
+    if stream.kind is not StreamKind.KERNEL:
+        for i, (rank, local, time) in enumerate(zip(stream.ranks, stream.local_ranks, stream.times, strict=True)):
+            key = (rank, local)
+            if time is not None and (key not in latest or time.earliest > _earliest(stream, latest[key])):
+                latest[key] = i
+    kept = [
+        Line(stream.numbers[i], stream.texts[i], stream.ranks[i], stream.local_ranks[i], stream.rank_from[i],
+             stream.hosts[i], stream.times[i], stream.monotonic[i])
+        for i in sorted(latest.values())
+    ]  # fmt: skip
+    return build_stream(stream.source, kept, stream.lines_read)
+
+
+def _earliest(stream: Stream, i: int) -> datetime:
+    time = stream.times[i]
+    assert time is not None
+    return time.earliest
+
+
+def parse_text(source: Source, text: str, ctx: ClockContext) -> Stream:
+    """Every line of a text (small inputs and tests: no selection)."""
+    raw = list(split_lines(text))
+    parser = LineParser(source, ctx, [line for _, line in raw[:SNIFF_LINES]])
+    if parser.kernel:
+        lines = [parsed for number, line in raw for parsed in parser.parse(number, line)]
+    else:
+        lines = parser.parse_all(raw)
+    return build_stream(source, lines, len(lines))

@@ -1,23 +1,34 @@
-"""Compile every rule once and scan each stream's text in bulk: the regex engine walks the text,
-Python only sees the matches."""
+"""Compile every rule once; confirm the scanner's candidate lines with each rule's own regex.
+
+The scanner (`rankautopsy.scan`) finds candidate lines in bulk with a byte-level prefilter of every rule;
+a rule matches a line only if its pattern, compiled here with named groups, matches the line's message.
+"""
 
 from __future__ import annotations
 
-from bisect import bisect_right
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar
 
 import regex
 
-from rankautopsy.model import Rule, StreamKind
+from rankautopsy.model import Role, Rule, StreamKind
+from rankautopsy.prefilter import Untranslatable, prefilter
 
-USER_RULE_TIMEOUT = 2.0  # seconds a user's rule may spend on one stream before it is dropped
+_T = TypeVar("_T")
+USER_RULE_TIMEOUT = 2.0  # seconds a user's rule may spend on one stream before it is dropped there
+# Progress rules that are not thinned to a rank's first/last/highest step (the pipeline keeps them all).
+THIN_EXEMPT = frozenset({"progress.training-complete"})
 
 
 @dataclass(frozen=True, slots=True)
 class CompiledRule:
     rule: Rule
     pattern: regex.Pattern[str]
+    index: int = 0  # position in the rule set
+    prefilter: bytes | None = None  # None: no byte-level prefilter, `pattern` scans decoded text
+    sampled: bool = False  # a progress rule: the scanner keeps a sample of its lines, not all
 
     def applies_to(self, kind: StreamKind) -> bool:
         return not self.rule.streams or kind in self.rule.streams
@@ -30,64 +41,62 @@ class Hit:
     facts: dict[str, str]
 
 
-@dataclass(frozen=True, slots=True)
-class Scan:
-    hits: list[Hit]
-    timed_out: list[str]  # ids of user rules that exceeded their time bound on this stream
-
-
-def compile_rule(rule: Rule) -> CompiledRule:
+def compile_rule(rule: Rule, index: int = 0) -> CompiledRule:
     flags = regex.MULTILINE | regex.V0 | (regex.IGNORECASE if rule.ignorecase else 0)
-    return CompiledRule(rule, regex.compile(rule.pattern, flags))
+    try:
+        bytes_prefilter: bytes | None = prefilter(rule.pattern, ignorecase=rule.ignorecase)
+    except Untranslatable:
+        bytes_prefilter = None
+    sampled = rule.role is Role.PROGRESS and rule.id not in THIN_EXEMPT
+    return CompiledRule(rule, regex.compile(rule.pattern, flags), index, bytes_prefilter, sampled)
 
 
 def compile_rules(rules: Iterable[Rule]) -> list[CompiledRule]:
-    return [compile_rule(rule) for rule in rules]
+    return [compile_rule(rule, index) for index, rule in enumerate(rules)]
 
 
 def facts_of(match: regex.Match[str]) -> dict[str, str]:
     return {k: v for k, v in match.groupdict().items() if v is not None}
 
 
-def scan_texts(texts: Sequence[str], kind: StreamKind, rules: Sequence[CompiledRule]) -> Scan:
-    """Every (rule, line) match in a stream; at most one hit per rule and line."""
-    joined = "\n".join(texts)
-    starts = _line_starts(texts)
-    hits: list[Hit] = []
-    timed_out: list[str] = []
-    for compiled in rules:
-        if not compiled.applies_to(kind):
-            continue
-        timeout = None if compiled.rule.builtin else USER_RULE_TIMEOUT
+@dataclass(slots=True)
+class Budget:
+    """Time left for each user rule on one stream; built-in rules are trusted (checked at load)."""
+
+    seconds: float = field(default_factory=lambda: USER_RULE_TIMEOUT)
+    spent: dict[str, float] = field(default_factory=dict)
+    timed_out: list[str] = field(default_factory=list)
+
+    def allows(self, compiled: CompiledRule) -> bool:
+        return compiled.rule.builtin or compiled.rule.id not in self.timed_out
+
+    def search(self, compiled: CompiledRule, text: str) -> regex.Match[str] | None:
+        """The rule's first match in one line (None also when its time ran out)."""
+        if compiled.rule.builtin:
+            return compiled.pattern.search(text)
+        return self.run(compiled, lambda timeout: compiled.pattern.search(text, timeout=timeout))
+
+    def run(self, compiled: CompiledRule, call: Callable[[float], _T]) -> _T | None:
+        rule_id = compiled.rule.id
+        if rule_id in self.timed_out:
+            return None
+        began = time.perf_counter()
         try:
-            hits.extend(_hits(compiled, joined, starts, timeout))
+            return call(max(0.001, self.seconds - self.spent.get(rule_id, 0.0)))
         except TimeoutError:
-            timed_out.append(compiled.rule.id)
-    hits.sort(key=lambda h: h.index)
-    return Scan(hits, timed_out)
+            self.timed_out.append(rule_id)
+            return None
+        finally:
+            self.spent[rule_id] = self.spent.get(rule_id, 0.0) + time.perf_counter() - began
 
 
-def _hits(compiled: CompiledRule, joined: str, starts: list[int], timeout: float | None) -> list[Hit]:
-    found: list[Hit] = []
-    last = -1
-    for m in compiled.pattern.finditer(joined, timeout=timeout):
-        begin = m.start()
-        while begin < m.end() and joined[begin] == "\n":  # a leading `\s*` may have eaten blank lines
-            begin += 1
-        index = bisect_right(starts, begin) - 1
-        if index != last:
-            found.append(Hit(compiled, index, facts_of(m)))
-            last = index
-    return found
-
-
-def _line_starts(texts: Sequence[str]) -> list[int]:
-    starts = []
-    pos = 0
-    for text in texts:
-        starts.append(pos)
-        pos += len(text) + 1
-    return starts
+def verify(text: str, rules: Iterable[CompiledRule], budget: Budget) -> list[tuple[CompiledRule, dict[str, str]]]:
+    """The candidate rules that really match one line, with the facts they extract."""
+    out = []
+    for compiled in rules:
+        if (m := budget.search(compiled, text)) is not None:
+            out.append((compiled, facts_of(m)))
+    return out
 
 
 def match_line(text: str, rules: Sequence[CompiledRule], kind: StreamKind) -> list[Hit]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Sequence
@@ -9,9 +10,9 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta, tzinfo
 
 from rankautopsy.assemble import build_events, classify
-from rankautopsy.clocks import ClockContext, live_boot_time, live_uptime, local_zone, year_hint_from_text
-from rankautopsy.lines import Stream, build_stream
-from rankautopsy.matcher import CompiledRule, compile_rules, scan_texts
+from rankautopsy.clocks import ClockContext, live_boot_time, live_uptime, local_zone
+from rankautopsy.lines import Stream, last_signs
+from rankautopsy.matcher import THIN_EXEMPT, CompiledRule, compile_rules
 from rankautopsy.model import (
     Cause,
     Confidence,
@@ -20,13 +21,17 @@ from rankautopsy.model import (
     Input,
     Location,
     Role,
+    SkippedInput,
     StreamKind,
     TimeSpan,
     Verdict,
 )
+from rankautopsy.parallel import run_all, worker_count
 from rankautopsy.report import rank_reports, remediation_for
 from rankautopsy.rulepacks import load_remediation, load_rules
-from rankautopsy.sources.discover import Source, discover
+from rankautopsy.scan import Engine, make_engine
+from rankautopsy.selection import read_stream
+from rankautopsy.sources.discover import Source, damaged, discover
 from rankautopsy.sources.sanitize import clean
 from rankautopsy.timeline import build_timeline
 from rankautopsy.verdict import decide
@@ -44,6 +49,8 @@ class Options:
     tz: tzinfo = field(default_factory=local_zone)
     skew: timedelta = DEFAULT_SKEW
     stdin: bytes | None = None
+    jobs: int | None = None  # worker processes (None: $RANKAUTOPSY_JOBS, else the cores for big inputs)
+    engine: str | None = None  # "hyperscan" or "regex" (None: $RANKAUTOPSY_ENGINE, else the fastest)
 
 
 def diagnose(options: Options) -> Diagnosis:
@@ -55,19 +62,21 @@ def diagnose(options: Options) -> Diagnosis:
     notes: list[str] = []
     streams: list[Stream] = []
     per_stream: list[list[Event]] = []
-    for source in sources:
-        if source.kind is StreamKind.ERROR_JSON:
+    inputs: list[Input] = []
+    for source, result in zip(sources, _scan_all(sources, rules, options, year), strict=True):
+        inputs.append(Input(path=source.display, kind=source.kind, rank=source.where.rank, lines=1))
+        if result is None:
             per_stream.append(_error_file_events(source, rules))
             continue
-        ctx = _clock(source, options, year, notes)
-        stream = build_stream(source, ctx)
-        streams.append(stream)
-        per_stream.append(_stream_events(stream, rules, notes))
-        _kernel_notes(stream, ctx, notes)
+        inputs[-1] = replace(inputs[-1], lines=result.stream.lines_read)
+        streams.append(result.stream)
+        per_stream.append(result.events)
+        notes.extend(result.notes)
+        if result.problem and not source.problem:  # else discovery named it already
+            skipped.append(SkippedInput(source.display, result.problem))
     tl = build_timeline(streams, per_stream, ClockContext(tz=options.tz, year=year))
     tl.notes.extend(notes)
     findings = decide(tl, options.skew)
-    inputs = tuple(_input(s, streams) for s in sources)
     verdict = Verdict(
         first_death=findings.first,
         confidence=findings.confidence,
@@ -80,28 +89,70 @@ def diagnose(options: Options) -> Diagnosis:
         verdict=verdict,
         ranks=rank_reports(tl, findings),
         events=tuple(tl.events),
-        inputs=inputs,
+        inputs=tuple(inputs),
         skipped=tuple(skipped),
     )
 
 
 def _year_hint(sources: Sequence[Source]) -> int:
-    for source in sources:
-        for line in source.text[:200_000].splitlines()[:2000]:
-            if (year := year_hint_from_text(line)) is not None:
-                return year
-    return datetime.now(UTC).year
+    return next((s.year for s in sources if s.year is not None), datetime.now(UTC).year)
 
 
-def _clock(source: Source, options: Options, year: int, notes: list[str]) -> ClockContext:
-    boot = options.boot_time
+@dataclass(frozen=True, slots=True)
+class Scanned:
+    """What the timeline needs of one stream."""
+
+    stream: Stream  # only each channel's latest timestamped line (the stream's last signs of life)
+    events: list[Event]
+    notes: list[str]
+    problem: str | None  # why the input was not read whole (a skipped input's reason)
+
+
+@dataclass(frozen=True, slots=True)
+class _Job:
+    source: Source
+    ctx: ClockContext
+    note: str | None  # how its clock was set
+
+
+def _scan_all(
+    sources: Sequence[Source], rules: list[CompiledRule], options: Options, year: int
+) -> list[Scanned | None]:
+    """Each stream read and turned into events, in worker processes when the input is big."""
+    jobs = [_job(s, options, year) for s in sources if s.kind is not StreamKind.ERROR_JSON]
+    engine = make_engine(rules, options.engine)
+    engine.prepare({job.source.kind for job in jobs})
+    local = [job for job in jobs if job.source.path is None]  # piped in: already in this process
+    files = [job for job in jobs if job.source.path is not None]
+    workers = worker_count([job.source.size for job in files], options.jobs)
+    work = functools.partial(_scan_job, rules=rules, engine=engine)
+    done = dict(zip(map(id, files), run_all(files, work, workers, lambda job: job.source.size), strict=True))
+    done.update((id(job), work(job)) for job in local)
+    by_source = {id(job.source): done[id(job)] for job in jobs}
+    return [by_source.get(id(s)) for s in sources]
+
+
+def _job(source: Source, options: Options, year: int) -> _Job:
+    boot, note = options.boot_time, None
     if boot is None and source.live and source.kind is StreamKind.KERNEL:
         boot = _live_boot(source)
         if boot is not None:
-            notes.append(
-                f"{source.display}: raw kernel stamps placed with this host's boot time {boot:%Y-%m-%d %H:%M:%S} UTC"
-            )
-    return ClockContext(tz=options.tz, year=year, boot_time=boot)
+            note = f"{source.display}: raw kernel stamps placed with this host's boot time {boot:%Y-%m-%d %H:%M:%S} UTC"
+    return _Job(source, ClockContext(tz=options.tz, year=year, boot_time=boot), note)
+
+
+def _scan_job(job: _Job, rules: list[CompiledRule], engine: Engine) -> Scanned:
+    """One stream's events: read it once, build the events of its hits, thin its progress."""
+    try:
+        read = read_stream(job.source, job.ctx, engine)
+    except OSError as exc:  # gone or unreadable since it was found
+        return Scanned(Stream(job.source), [], [], f"unreadable: {exc.strerror or exc}")
+    notes = [job.note] if job.note else []
+    notes += [f"rule {r} exceeded its time bound on {job.source.display} and was skipped there" for r in read.timed_out]
+    notes += _kernel_notes(read.stream, job.ctx)
+    events = _thin_progress(build_events(read.stream, read.hits, rules))
+    problem = damaged(read.problem) if read.problem else None
+    return Scanned(last_signs(read.stream), events, notes, problem)
 
 
 _MONO = re.compile(r"^(?:<\d+>)?\[\s*(\d+\.\d+)\]", re.MULTILINE)
@@ -109,35 +160,29 @@ _MONO = re.compile(r"^(?:<\d+>)?\[\s*(\d+\.\d+)\]", re.MULTILINE)
 
 def _live_boot(source: Source) -> datetime | None:
     """Piped in live: the stamps are this host's if none is later than its uptime."""
-    stamps = [float(m) for m in _MONO.findall(source.text)]
+    stamps = [float(m) for m in _MONO.findall(source.read_text())]
     uptime = live_uptime()
     if not stamps or uptime is None or max(stamps) > uptime + 1:
         return None
     return live_boot_time()
 
 
-def _kernel_notes(stream: Stream, ctx: ClockContext, notes: list[str]) -> None:
+def _kernel_notes(stream: Stream, ctx: ClockContext) -> list[str]:
     if stream.kind is not StreamKind.KERNEL or ctx.boot_time is not None:
-        return
+        return []
     if any(m is not None for m in stream.monotonic) and all(t is None for t in stream.times):
-        notes.append(
+        return [
             f"{stream.source.display} has only seconds since boot: its events are joined to ranks by pid but "
             "not placed in time; pass --boot-time (from `uptime -s` on that host) or `dmesg -T` output"
-        )
-
-
-def _stream_events(stream: Stream, rules: list[CompiledRule], notes: list[str]) -> list[Event]:
-    scan = scan_texts(stream.texts, stream.kind, rules)
-    for rule_id in scan.timed_out:
-        notes.append(f"rule {rule_id} exceeded its time bound on {stream.source.display} and was skipped there")
-    return _thin_progress(build_events(stream, scan.hits, rules))
+        ]
+    return []
 
 
 def _thin_progress(events: list[Event]) -> list[Event]:
     """Step lines would be millions of events: keep each rank's first and last, and the highest step."""
     keep: dict[tuple[int | None, str | None], list[int]] = {}
     for i, e in enumerate(events):
-        if e.role is Role.PROGRESS and e.rule != "progress.training-complete":
+        if e.role is Role.PROGRESS and e.rule not in THIN_EXEMPT:
             keep.setdefault((e.rank, e.facts.get("emitter_local_rank")), []).append(i)
     drop: set[int] = set()
     for indices in keep.values():
@@ -149,7 +194,7 @@ def _thin_progress(events: list[Event]) -> list[Event]:
 def _error_file_events(source: Source, rules: list[CompiledRule]) -> list[Event]:
     """torchrun's error.json: the exception a rank recorded with @record, and when."""
     try:
-        data = json.loads(source.text)
+        data = json.loads(source.read_text())
         message = data["message"]
         text = message["message"] if isinstance(message, dict) else str(message)
         extra = message.get("extraInfo", {}) if isinstance(message, dict) else {}
@@ -181,11 +226,6 @@ def _error_file_events(source: Source, rules: list[CompiledRule]) -> list[Event]
             rank_from="path" if source.where.rank is not None else None,
         )
     ]
-
-
-def _input(source: Source, streams: Sequence[Stream]) -> Input:
-    lines = next((len(s) for s in streams if s.source is source), 1)
-    return Input(path=source.display, kind=source.kind, rank=source.where.rank, lines=lines)
 
 
 __all__ = ["DEFAULT_SKEW", "Confidence", "Options", "diagnose", "replace"]

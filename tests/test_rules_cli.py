@@ -321,7 +321,7 @@ def test_a_user_rule_over_its_time_bound_is_skipped_and_named(tmp_path: Path, mo
     """The pattern passes the load-time guard (5,000-character lines) but is quadratic on a long run of dots."""
     monkeypatch.setattr(matcher, "USER_RULE_TIMEOUT", 0.2)
     log = tmp_path / "rank_0.log"
-    log.write_text("2026-11-29 07:00:01,000 INFO step 1\n" + "." * 200_000 + "\n2026-11-29 07:00:02,000 INFO step 2\n")
+    log.write_text("2026-11-29 07:00:01,000 INFO step 1\n" + "." * 200_000 + ";\n2026-11-29 07:00:02,000 INFO step 2\n")
     result = diagnose(Options(paths=[str(log)], rules=[str(PACKS / "slow_at_scan.yaml")]))
     assert [n for n in result.verdict.notes if "inhouse.dots-then-semicolon" in n] == [
         f"rule inhouse.dots-then-semicolon exceeded its time bound on {log} and was skipped there"

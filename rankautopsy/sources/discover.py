@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
@@ -9,27 +10,37 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rankautopsy.clocks import year_hint_from_text
 from rankautopsy.errors import InputError
 from rankautopsy.model import SkippedInput, StreamKind
 from rankautopsy.sources.ranks import PathRank, rank_from_path
-from rankautopsy.sources.read import SNIFF, decode, is_gzip, looks_binary
+from rankautopsy.sources.read import SNIFF, ChunkReader, looks_binary, open_bytes, read_head
 
 STDIN = "-"
 _KERNEL_NAME = re.compile(r"(?:^dmesg|\.dmesg(?:\.|$)|^kern\.log|^kernel\.log|^journal.*-k)", re.IGNORECASE)
 _SKIP_DIRS = frozenset({".git", "__pycache__", ".hg", ".svn"})
 _MAX_FILE = 8 * 1024**3
+HEAD = 256 * 1024  # bytes read at discovery to classify an input (the rest is read when it is scanned)
+_YEAR_CHARS, _YEAR_LINES = 200_000, 2000
 
 
 @dataclass(frozen=True, slots=True)
 class Source:
-    """One input stream, read into memory and classified."""
+    """One input stream, classified from its head; its bytes are read again, in chunks, when scanned."""
 
     display: str
     kind: StreamKind
-    text: str
+    path: Path | None = None  # a file, read from disk
+    data: bytes | None = None  # or bytes piped in
     where: PathRank = field(default_factory=PathRank)
     live: bool = False  # piped in from this host right now (raw dmesg stamps can use its boot time)
-    problem: str | None = None  # read, but not whole (e.g. a truncated gzip)
+    problem: str | None = None  # read, but not whole (e.g. a truncated gzip), as far as the head tells
+    year: int | None = None  # the year of the first full date in its head
+    size: int = 0  # bytes on disk (or piped in)
+
+    def read_text(self) -> str:
+        """The whole text (small inputs only, such as torchrun's error.json)."""
+        return read_head(self.path, self.data, self.size + 1).data.decode("utf-8", "replace")
 
 
 def discover(
@@ -53,7 +64,7 @@ def _collect(
 ) -> None:
     if arg == STDIN:
         data = stdin if stdin is not None else sys.stdin.buffer.read()
-        _add("<stdin>", data, kind, PathRank(), out, skipped, live=True)
+        _add(_source("<stdin>", None, data, len(data), kind, PathRank()), out, skipped)
         return
     root = Path(arg)
     if not root.exists():
@@ -99,40 +110,55 @@ def _add_file(
         if path.stat().st_size > _MAX_FILE:
             skipped.append(SkippedInput(display, "larger than 8 GiB"))
             return
-        data = path.read_bytes()
+        source = _source(display, path, None, path.stat().st_size, kind, rank_from_path(path, kubeflow=kubeflow))
     except OSError as exc:
         skipped.append(SkippedInput(display, f"unreadable: {exc.strerror or exc}"))
         return
-    _add(display, data, kind, rank_from_path(path, kubeflow=kubeflow), out, skipped)
+    _add(source, out, skipped)
 
 
-def _add(
-    display: str,
-    data: bytes,
-    kind: StreamKind | None,
-    where: PathRank,
-    out: list[Source],
-    skipped: list[SkippedInput],
-    *,
-    live: bool = False,
-) -> None:
-    if not data.strip():
-        skipped.append(SkippedInput(display, "empty"))
+def _source(
+    display: str, path: Path | None, data: bytes | None, size: int, kind: StreamKind | None, where: PathRank
+) -> Source | SkippedInput:
+    """Classify an input from its head, or say why it is skipped."""
+    head = read_head(path, data, HEAD)
+    if not head.gzip and looks_binary(head.data[:SNIFF]):
+        return SkippedInput(display, "binary: not a text log")
+    if not head.data.strip() and not _has_text(path, data, len(head.data)):
+        return SkippedInput(display, head.problem or "empty")
+    text = head.data.decode("utf-8", "replace")
+    if looks_binary(text[:SNIFF].encode("utf-8", "replace")):
+        return SkippedInput(display, "binary: not a text log")
+    kind = kind or classify(display, text, where)
+    return Source(display, kind, path, data, where, data is not None, head.problem, _year(text), size)
+
+
+def _has_text(path: Path | None, data: bytes | None, skip: int) -> bool:
+    """Whether anything but white space follows a blank head (read in chunks, never whole)."""
+    if skip < HEAD:
+        return False
+    with contextlib.closing(open_bytes(path, data)) as stream:
+        return any(chunk.buf[chunk.start : chunk.end].strip() for chunk in ChunkReader(stream))
+
+
+def _year(text: str) -> int | None:
+    for line in text[:_YEAR_CHARS].splitlines()[:_YEAR_LINES]:
+        if (year := year_hint_from_text(line)) is not None:
+            return year
+    return None
+
+
+def _add(found: Source | SkippedInput, out: list[Source], skipped: list[SkippedInput]) -> None:
+    if isinstance(found, SkippedInput):
+        skipped.append(found)
         return
-    if not is_gzip(data[:2]) and looks_binary(data[:SNIFF]):
-        skipped.append(SkippedInput(display, "binary: not a text log"))
-        return
-    decoded = decode(data)
-    if not decoded.text.strip():
-        skipped.append(SkippedInput(display, decoded.problem or "empty"))
-        return
-    if looks_binary(decoded.text[:SNIFF].encode("utf-8", "replace")):
-        skipped.append(SkippedInput(display, "binary: not a text log"))
-        return
-    if decoded.problem:
-        skipped.append(SkippedInput(display, f"{decoded.problem} (the part before the damage was read)"))
-    kind = kind or classify(display, decoded.text, where)
-    out.append(Source(display, kind, decoded.text, where, live, decoded.problem))
+    if found.problem:
+        skipped.append(SkippedInput(found.display, damaged(found.problem)))
+    out.append(found)
+
+
+def damaged(problem: str) -> str:
+    return f"{problem} (the part before the damage was read)"
 
 
 def classify(display: str, text: str, where: PathRank) -> StreamKind:

@@ -1,16 +1,28 @@
-"""Bytes to lines, robustly: gzip, undecodable bytes, CRLF, `\\r`-joined progress bars, huge lines."""
+"""Bytes to lines, robustly: gzip, undecodable bytes, CRLF, `\\r`-joined progress bars, huge lines.
+
+Inputs are read in chunks into one reused buffer (`ChunkReader`): memory stays bounded whatever the size
+of a file. Each chunk is a run of whole lines, with up to `CONTEXT` bytes of the lines before it kept in
+front so that a reader can look back across the chunk boundary.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import gzip
+import io
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
 
 MAX_LINE = 64 * 1024  # longer lines are cut: a rule only needs the head of a line
 SNIFF = 8192
+CHUNK = 8 * 1024 * 1024  # bytes read per chunk: big enough for the scanner, small enough for the cache
+CONTEXT = 1024 * 1024  # bytes of earlier lines kept in front of each chunk
+LONG_LINE = 4 * 1024 * 1024  # a physical line longer than this is clipped to it
 _GZIP_MAGIC = b"\x1f\x8b"
+_GZIP_IN = 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +57,11 @@ def gunzip(data: bytes) -> Decoded:
     d = zlib.decompressobj(16 + zlib.MAX_WBITS)
     with contextlib.suppress(zlib.error):
         out += d.decompress(data)
-    return Decoded(bytes(out).decode("utf-8", "replace"), f"truncated gzip: read {len(out)} bytes")
+    return Decoded(bytes(out).decode("utf-8", "replace"), truncated(len(out)))
+
+
+def truncated(size: int) -> str:
+    return f"truncated gzip: read {size} bytes"
 
 
 def decode(data: bytes) -> Decoded:
@@ -54,17 +70,214 @@ def decode(data: bytes) -> Decoded:
     return Decoded(data.decode("utf-8", "replace"))
 
 
+def segments(line: str) -> list[str]:
+    """One physical line (without its `\\n`) as logical lines: a `\\r` inside it starts a new one."""
+    if line.endswith("\r"):
+        line = line[:-1]
+    if "\r" not in line:
+        return [line[:MAX_LINE]]
+    return [part[:MAX_LINE] for part in line.split("\r") if part.strip()]
+
+
 def split_lines(text: str) -> Iterator[tuple[int, str]]:
     """(1-based physical line number, text) pairs; a `\\r` inside a line starts a new logical line."""
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     for number, line in enumerate(lines, start=1):
-        if line.endswith("\r"):
-            line = line[:-1]
-        if "\r" in line:
-            for part in line.split("\r"):
-                if part.strip():
-                    yield number, part[:MAX_LINE]
-        else:
-            yield number, line[:MAX_LINE]
+        for part in segments(line):
+            yield number, part
+
+
+# ---- byte streams: plain files, gzip, bytes in memory ----
+
+
+class Readable(Protocol):
+    def readinto(self, buffer: memoryview, /) -> int | None: ...
+
+    def close(self) -> None: ...
+
+
+class _Gunzip(io.RawIOBase):
+    """A gzip stream decompressed as it is read; a truncated or corrupt tail ends it (see `problem`)."""
+
+    def __init__(self, raw: io.RawIOBase | io.BytesIO) -> None:
+        self._raw = raw
+        self._d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        self._pending = b""
+        self._out = 0
+        self.problem: str | None = None
+        self._done = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview | bytearray) -> int:  # type: ignore[override]
+        view = memoryview(buffer).cast("B")
+        while not self._done:
+            data = self._next(len(view))
+            if data:
+                view[: len(data)] = data
+                self._out += len(data)
+                return len(data)
+        return 0
+
+    def _next(self, size: int) -> bytes:
+        try:
+            if self._d.eof:
+                return self._next_member(size)
+            if self._d.unconsumed_tail:
+                return self._d.decompress(self._d.unconsumed_tail, size)
+            data = self._raw.read(_GZIP_IN)
+            if not data:
+                self._finish(truncated(self._out))
+                return b""
+            return self._d.decompress(data, size)
+        except zlib.error:
+            self._finish(truncated(self._out))
+            return b""
+
+    def _next_member(self, size: int) -> bytes:
+        rest = self._d.unused_data + self._raw.read(_GZIP_IN)
+        if not is_gzip(rest[:2]):  # the end, or trailing garbage that gzip(1) would warn about
+            self._finish(None)
+            return b""
+        self._d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        return self._d.decompress(rest, size)
+
+    def _finish(self, problem: str | None) -> None:
+        self.problem, self._done = problem, True
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+def open_bytes(path: Path | None, data: bytes | None) -> Readable:
+    """The decompressed bytes of a file (or of data piped in), as a stream."""
+    raw: io.RawIOBase | io.BytesIO = io.BytesIO(data) if data is not None else open(path or "", "rb", buffering=0)  # noqa: SIM115
+    try:
+        head = raw.read(2)
+        raw.seek(0)
+    except OSError:
+        raw.close()
+        raise
+    return _Gunzip(raw) if is_gzip(head) else raw
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    data: bytes  # the first bytes, decompressed
+    problem: str | None  # the stream ended early, damaged
+    gzip: bool
+
+
+def read_head(path: Path | None, data: bytes | None, size: int) -> Head:
+    """The first `size` decompressed bytes of a file or of data piped in."""
+    with contextlib.closing(open_bytes(path, data)) as stream:
+        buf = bytearray(size)
+        view = memoryview(buf)
+        got = 0
+        while got < size and (n := stream.readinto(view[got:]) or 0):
+            got += n
+        return Head(bytes(buf[:got]), getattr(stream, "problem", None), isinstance(stream, _Gunzip))
+
+
+# ---- chunks ----
+
+
+@dataclass(slots=True)
+class Chunk:
+    """A run of whole lines `buf[start:end]` (the last ends with `\\n` except at the end of the input),
+    after `buf[context:start]`, the lines before it that are still in the buffer. The buffer is reused:
+    a chunk is valid until the reader moves on. The `last` chunk may be empty."""
+
+    buf: bytearray
+    context: int
+    start: int
+    end: int
+    context_line: int  # 1-based number of the line at `context`
+    first_line: int  # 1-based number of the line at `start`
+    base: int = 0  # position in the stream of `buf[0]` (bytes after clipping long lines)
+    lines: int = 0  # physical lines in `buf[start:end]`
+    last: bool = False
+
+
+_buffers: dict[int, bytearray] = {}
+
+
+def _buffer(size: int) -> bytearray:
+    """One buffer per size for the whole process: inputs are read one after the other, and a fresh
+    buffer costs a page fault per 4 KiB."""
+    if size not in _buffers:
+        _buffers.clear()
+        _buffers[size] = bytearray(size)
+    return _buffers[size]
+
+
+class ChunkReader:
+    """Chunks of whole lines from a byte stream, in one buffer of CONTEXT + CHUNK bytes. A line longer
+    than LONG_LINE is clipped to its head (its `\\r`-separated pieces beyond that are not read)."""
+
+    def __init__(self, stream: Readable, chunk: int | None = None, context: int | None = None) -> None:
+        chunk, context = chunk or CHUNK, context or CONTEXT  # read here: tests shrink them
+        self._stream = stream
+        self._context = context
+        self._long = min(LONG_LINE, chunk // 2)
+        self.buf = _buffer(context + chunk)
+        self.lines = 0  # physical lines handed out so far
+
+    @property
+    def problem(self) -> str | None:
+        return getattr(self._stream, "problem", None)
+
+    def __iter__(self) -> Iterator[Chunk]:
+        buf = self.buf
+        ctx = start = filled = base = 0
+        ctx_line = 1
+        skipping = False
+        while True:
+            filled, skipping, eof = self._fill(filled, skipping)
+            end = filled if eof else buf.rfind(b"\n", start, filled) + 1
+            if end == 0 and not eof:
+                if filled - start < self._long:
+                    continue
+                buf[start + self._long] = 0x0A  # clip: keep the head of the line, drop the rest
+                end = filled = start + self._long + 1
+                skipping = True
+            lines = buf.count(b"\n", start, end) + (end > start and buf[end - 1] != 0x0A)
+            yield Chunk(buf, ctx, start, end, ctx_line, self.lines + 1, base, lines, last=eof)
+            self.lines += lines
+            if eof:
+                return
+            dropped, ctx_line = self._compact(ctx, end, filled)
+            base += dropped
+            ctx, start, filled = 0, end - dropped, filled - dropped
+
+    def _fill(self, filled: int, skipping: bool) -> tuple[int, bool, bool]:
+        """Read until the buffer is full or the input ends; drop the rest of a clipped line."""
+        view = memoryview(self.buf)
+        while filled < len(self.buf):
+            n = self._stream.readinto(view[filled:]) or 0
+            if n == 0:
+                return filled, skipping, True
+            if skipping:
+                cut = self.buf.find(b"\n", filled, filled + n)
+                if cut < 0:
+                    continue
+                rest = filled + n - cut - 1
+                self.buf[filled : filled + rest] = self.buf[cut + 1 : filled + n]
+                n, skipping = rest, False
+            filled += n
+        return filled, skipping, False
+
+    def _compact(self, ctx: int, start: int, filled: int) -> tuple[int, int]:
+        """Keep the last CONTEXT bytes of whole lines before `start` and the partial line after it;
+        the bytes dropped from the front, and the number of the first line kept."""
+        buf = self.buf
+        keep = max(ctx, start - self._context)
+        if keep > ctx:
+            keep = buf.find(b"\n", keep - 1, start) + 1 or start
+        kept_line = self.lines + 1 - buf.count(b"\n", keep, start)
+        buf[: filled - keep] = buf[keep:filled]
+        return keep, kept_line

@@ -1,0 +1,208 @@
+"""Time `rankautopsy diagnose` against ripgrep, GNU grep and cat on the same generated corpora.
+
+    python benchmarks/bench.py [--sizes 100M,1G,2G,4G] [--dir /tmp/rankautopsy-bench] [--runs 3]
+                               [--fallback-up-to 1G] [--out benchmarks/RESULTS.md]
+
+For each size: generate the corpus (benchmarks/gen_corpus.py, 64 rank files) unless it is already there,
+write the rule lists (benchmarks/rule_lists.py), then run every command once to warm the page cache
+(and rankautopsy's compiled-database cache), then `--runs` rounds of all commands in turn; each run is
+timed from outside and its peak RSS read from `/usr/bin/time -f %M`. The table takes the medians. The
+diagnosis of the fast path (Hyperscan, one worker per core) is compared with one process and with the
+fallback engine (`regex`; run once, on sizes up to `--fallback-up-to`): verdict, ranks and events must
+be identical. Needs `rg` (ripgrep) and `/usr/bin/time` (Debian: `apt-get install -y ripgrep time`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import gen_corpus  # noqa: E402
+
+
+@dataclass
+class Command:
+    name: str
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    times: list[float] = field(default_factory=list)
+    rss_kib: list[int] = field(default_factory=list)
+    output: bytes = b""
+
+
+def run(command: Command) -> None:
+    """One timed run; the output is kept (a pipe, not /dev/null: grep stops at its first match there)."""
+    started = time.perf_counter()
+    done = subprocess.run(
+        ["/usr/bin/time", "-f", "%M", *command.argv],
+        env={**os.environ, **command.env},
+        capture_output=True,
+        check=False,
+    )
+    elapsed = time.perf_counter() - started
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{command.name} failed ({done.returncode}): {done.stderr.decode()[-500:]}")
+    command.times.append(elapsed)
+    command.rss_kib.append(int(done.stderr.decode().strip().splitlines()[-1]))
+    command.output = done.stdout
+
+
+def corpus(root: Path, size: str) -> Path:
+    folder = root / size
+    stamp = root / f"{size}.generated"
+    wanted = f"size={size} files=64 seed=7 generator={(HERE / 'gen_corpus.py').stat().st_mtime_ns}"
+    if not stamp.is_file() or stamp.read_text() != wanted:
+        shutil.rmtree(folder, ignore_errors=True)
+        subprocess.run([sys.executable, str(HERE / "gen_corpus.py"), str(folder), "--size", size], check=True)
+        stamp.write_text(wanted)
+    return folder
+
+
+def commands(folder: Path, lists: Path) -> list[Command]:
+    files = sorted(str(p) for p in folder.glob("rank_*.log"))
+    diagnose = [sys.executable, "-m", "rankautopsy", "diagnose", str(folder), "-f", "json", "--tz", "UTC", "-q"]
+    return [
+        Command("cat > /dev/null (I/O floor)", ["sh", "-c", 'cat "$@" > /dev/null', "cat", *files]),
+        Command("rg -j1 (rules)", ["rg", "-j1", "--no-unicode", "-c", "-f", str(lists / "rules.rg"), str(folder)]),
+        Command(
+            "rg -j1 (prefilters)", ["rg", "-j1", "--no-unicode", "-c", "-f", str(lists / "prefilter.rg"), str(folder)]
+        ),
+        Command(
+            "grep -E -f (C locale)", ["grep", "-c", "-E", "-f", str(lists / "prefilter.ere"), *files], {"LC_ALL": "C"}
+        ),
+        Command("rankautopsy diagnose, 1 process", diagnose, {"RANKAUTOPSY_JOBS": "1"}),
+        Command(f"rankautopsy diagnose ({os.cpu_count()} cores)", diagnose),
+    ]
+
+
+def diagnosis(output: bytes) -> dict[str, object]:
+    report = json.loads(output)
+    return {key: report[key] for key in ("verdict", "ranks", "events")}
+
+
+@dataclass
+class SizeResult:
+    size: str
+    folder: Path
+    megabytes: float
+    commands: list[Command]
+    same: dict[str, bool]
+    verdict: str
+
+
+def bench_size(root: Path, size: str, runs: int, fallback: bool) -> SizeResult:
+    folder = corpus(root, size)
+    lists = root / "lists"
+    megabytes = sum(p.stat().st_size for p in folder.glob("rank_*.log")) / 1e6
+    cmds = commands(folder, lists)
+    for command in cmds:  # warm-up: page cache, database cache
+        run(command)
+        command.times.clear()
+        command.rss_kib.clear()
+    for _ in range(runs):
+        for command in cmds:
+            run(command)
+            print(
+                f"  {size} {command.name}: {command.times[-1]:.2f} s, {command.rss_kib[-1] / 1024:.0f} MiB", flush=True
+            )
+    fast, single = cmds[-1], cmds[-2]
+    same = {"1 process": diagnosis(single.output) == diagnosis(fast.output)}
+    if fallback:
+        slow = Command("fallback engine", fast.argv, {"RANKAUTOPSY_ENGINE": "regex"})
+        run(slow)
+        print(f"  {size} fallback engine: {slow.times[-1]:.1f} s", flush=True)
+        same["fallback engine (regex)"] = diagnosis(slow.output) == diagnosis(fast.output)
+    first = json.loads(fast.output)["verdict"]["first_death"]
+    return SizeResult(
+        size, folder, megabytes, cmds, same, f"rank {first['rank']}, {first['cause']}" if first else "none"
+    )
+
+
+def machine() -> list[str]:
+    model = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if "model name" in line
+        ),
+        platform.processor(),
+    )
+    memory = next(line.split()[1] for line in Path("/proc/meminfo").read_text().splitlines() if "MemTotal" in line)
+    versions = [
+        subprocess.run(argv, capture_output=True, text=True, check=False).stdout.splitlines()[0]
+        for argv in (["rg", "--version"], ["grep", "--version"])
+    ]
+    import hyperscan
+
+    return [
+        f"- CPU: {model}, `nproc` = {os.cpu_count()}; memory {int(memory) / 1024**2:.0f} GiB; {platform.platform()}",
+        f"- Python {platform.python_version()}, hyperscan {hyperscan.__version__}; {versions[0]}; {versions[1]}",
+    ]
+
+
+def report(results: list[SizeResult], runs: int) -> str:
+    out = ["# Benchmark results", "", "Written by `python benchmarks/bench.py` (see its docstring). Machine:", ""]
+    out += machine()
+    out += ["", f"Medians of {runs} runs after one warm-up run (page cache warm). MB = 10^6 bytes.", ""]
+    for result in results:
+        rg = statistics.median(next(c for c in result.commands if c.name == "rg -j1 (rules)").times)
+        out += [f"## {result.size}: {result.megabytes:,.0f} MB in 64 files (verdict: {result.verdict})", ""]
+        out += ["| command | median s | MB/s | vs `rg -j1` (rules) | peak RSS MiB |", "|---|---:|---:|---:|---:|"]
+        for c in result.commands:
+            median = statistics.median(c.times)
+            ratio = "—" if c.name.startswith("cat") else f"{median / rg:.2f}"
+            rate, rss = result.megabytes / median, max(c.rss_kib) / 1024
+            out.append(f"| {c.name} | {median:.2f} | {rate:,.0f} | {ratio} | {rss:.0f} |")
+        same = ", ".join(f"{name}: {'identical' if ok else 'DIFFERENT'}" for name, ok in result.same.items())
+        out += ["", f"Diagnosis (verdict, ranks, events) of the fast path vs {same}.", ""]
+    out += ["## Commands", "", "`DIR` is the corpus directory, `FILES` its 64 `rank_*.log` files.", "", "```sh"]
+    for c in results[-1].commands:
+        env = " ".join(f"{k}={v}" for k, v in c.env.items())
+        out.append((env + " " if env else "") + _shown(c.argv, str(results[-1].folder)))
+    out += ["```", ""]
+    return "\n".join(out)
+
+
+def _shown(argv: list[str], folder: str) -> str:
+    """A command line as one would type it: the corpus as DIR and FILES, rankautopsy by name."""
+    argv = ["rankautopsy", *argv[3:]] if argv[1:3] == ["-m", "rankautopsy"] else argv
+    if argv[:2] == ["sh", "-c"]:
+        argv = ["cat", "FILES", ">", "/dev/null"]
+    words = [w for w in argv if not w.endswith(".log")]
+    if len(words) < len(argv):
+        words.append("FILES")
+    return " ".join("DIR" if w == folder else w for w in words)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="100M,1G,2G")
+    parser.add_argument("--dir", type=Path, default=Path("/tmp/rankautopsy-bench"))
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--fallback-up-to", default="1G", help="run the fallback engine on sizes up to this")
+    parser.add_argument("--out", type=Path, default=HERE / "RESULTS.md")
+    args = parser.parse_args()
+    args.dir.mkdir(parents=True, exist_ok=True)
+    subprocess.run([sys.executable, str(HERE / "rule_lists.py"), str(args.dir / "lists")], check=True)
+    limit = gen_corpus.parse_size(args.fallback_up_to)
+    results = [
+        bench_size(args.dir, size, args.runs, gen_corpus.parse_size(size) <= limit) for size in args.sizes.split(",")
+    ]
+    args.out.write_text(report(results, args.runs))
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

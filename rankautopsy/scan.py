@@ -1,0 +1,307 @@
+"""Bulk candidate finding: every rule's byte-level prefilter over big chunks of raw bytes at once.
+
+Two engines give the same answer (a test runs both on every fixture):
+
+- `HyperscanEngine`: all prefilters in one Hyperscan database per stream kind, scanned in C; Python
+  sees only the matches. Used when the `hyperscan` wheel is importable (it has none for Linux aarch64).
+- `RegexEngine`: the same prefilters as `regex` bytes patterns, one rule at a time, each on the lines
+  that hold one of its required literals.
+
+`RANKAUTOPSY_ENGINE=regex` (or `hyperscan`) forces one. A rule without a byte-level prefilter (a pattern
+the stdlib parser cannot read) is matched by its own regex over the decoded chunk, in both engines.
+A match is reported as `(offset, rule index)`, the offset of a byte inside the line it matched in.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import importlib
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import regex
+
+from rankautopsy.literals import TWINS, Literals, required_literals
+from rankautopsy.matcher import Budget, CompiledRule
+from rankautopsy.model import StreamKind
+from rankautopsy.prefilter import Untranslatable
+
+
+def _import_hyperscan() -> Any:
+    try:
+        return importlib.import_module("hyperscan")
+    except ImportError:  # no wheel for this platform (Linux aarch64, musl)
+        return None
+
+
+hyperscan: Any = _import_hyperscan()
+
+ENGINE_ENV = "RANKAUTOPSY_ENGINE"
+CACHE_ENV = "RANKAUTOPSY_CACHE_DIR"
+# The bytes `sanitize.clean` deletes (C0 controls but TAB, LF and CR; DEL; C1 controls in UTF-8):
+# a line with one may match only once cleaned, so it is rescanned cleaned.
+DIRTY = rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\xc2[\x80-\x9f]"
+
+_NOT_CONTROL = bytes(b for b in range(256) if not (b < 0x20 or b == 0x7F) or b in b"\t\n\r")
+Match = tuple[int, int]  # (offset of a byte of the matching line, rule index)
+Data = memoryview | bytes | bytearray
+
+
+class Engine:
+    """Finds candidate lines; subclasses scan the rules that have a byte-level prefilter."""
+
+    name = "engine"
+
+    def __init__(self, rules: Sequence[CompiledRule]) -> None:
+        self.rules = list(rules)
+
+    def find(self, data: Data, kind: StreamKind, budget: Budget, *, sampled: bool = False) -> list[Match]:
+        """Every match of the kind's rules (the sampled progress rules, or all others) in `data`."""
+        chosen = [r for r in self.rules if r.applies_to(kind) and r.sampled == sampled and budget.allows(r)]
+        found, refused = self._find(data, [r for r in chosen if r.prefilter is not None], budget)
+        found += _text_matches(data, [r for r in chosen if r.prefilter is None] + refused, budget)
+        return found
+
+    def prepare(self, kinds: Iterable[StreamKind]) -> None:
+        """Compile now what scanning these kinds of streams needs (before worker processes fork)."""
+        for kind in kinds:
+            for sampled in (False, True):
+                self._prepare([r for r in self.rules if r.applies_to(kind) and r.sampled == sampled])
+
+    def _prepare(self, rules: list[CompiledRule]) -> None:
+        pass
+
+    def dirty(self, data: Data) -> list[int]:
+        """Offsets of bytes that `clean` would delete."""
+        raise NotImplementedError
+
+    def _find(self, data: Data, rules: list[CompiledRule], budget: Budget) -> tuple[list[Match], list[CompiledRule]]:
+        """Matches of the rules' prefilters, and the rules whose prefilter the engine cannot scan."""
+        raise NotImplementedError
+
+
+class RegexEngine(Engine):
+    """The fallback: each prefilter as a `regex` bytes pattern, run on the lines that hold one of its
+    required literals (found with `bytes.find`), or over the whole chunk when it has none."""
+
+    name = "regex"
+
+    def __init__(self, rules: Sequence[CompiledRule]) -> None:
+        super().__init__(rules)
+        self._patterns = {r.index: regex.compile(r.prefilter) for r in rules if r.prefilter is not None}
+        self._literals = {r.index: _literals(r) for r in rules if r.prefilter is not None}
+        self._dirty = re.compile(DIRTY)
+
+    def dirty(self, data: Data) -> list[int]:
+        raw = data if isinstance(data, bytes) else bytes(data)
+        if not raw.translate(None, _NOT_CONTROL) and b"\xc2" not in raw:  # the common case, at C speed
+            return []
+        return [m.start() for m in self._dirty.finditer(raw)]
+
+    def _find(self, data: Data, rules: list[CompiledRule], budget: Budget) -> tuple[list[Match], list[CompiledRule]]:
+        raw = data if isinstance(data, bytes) else bytes(data)
+        lowered = raw.lower() if any((lit := self._literals[r.index]) and lit.folded for r in rules) else raw
+        twins = lowered is not raw and any(twin in raw for twin in TWINS)
+        out: list[Match] = []
+        for compiled in rules:
+            pattern, literals = self._patterns[compiled.index], self._literals[compiled.index]
+            if literals is not None and not (literals.folded and twins):
+                hay = lowered if literals.folded else raw
+                search = functools.partial(_on_lines, raw, hay, literals.needles, pattern, compiled.index)
+            else:
+                search = functools.partial(_one_per_line, raw, pattern, compiled.index)
+            out += search(None) if compiled.rule.builtin else budget.run(compiled, search) or []
+        return out, []
+
+
+def _literals(rule: CompiledRule) -> Literals | None:
+    try:
+        return required_literals(rule.rule.pattern, ignorecase=rule.rule.ignorecase)
+    except Untranslatable:
+        return None
+
+
+def _one_per_line(data: bytes, pattern: Any, index: int, timeout: float | None) -> list[Match]:
+    """A pattern's matches, at most one per line: after a match the search goes on at the next line."""
+    out: list[Match] = []
+    pos = 0
+    while (m := pattern.search(data, pos, timeout=timeout)) is not None:
+        out.append((m.end() - 1, index))
+        pos = data.find(b"\n", m.end() - 1) + 1
+        if pos == 0:
+            break
+    return out
+
+
+def _on_lines(
+    data: bytes, hay: bytes, needles: Sequence[bytes], pattern: Any, index: int, timeout: float | None
+) -> list[Match]:
+    """A pattern's matches on the lines that contain one of its literals, at most one per line."""
+    lines: set[int] = set()
+    for needle in needles:
+        pos = 0
+        while (at := hay.find(needle, pos)) >= 0:
+            start = data.rfind(b"\n", 0, at) + 1
+            end = data.find(b"\n", at)
+            end = len(data) if end < 0 else end
+            lines.add(start)
+            pos = end + 1
+    out: list[Match] = []
+    for start in sorted(lines):
+        end = data.find(b"\n", start)
+        if (m := pattern.search(data, start, len(data) if end < 0 else end, timeout=timeout)) is not None:
+            out.append((m.end() - 1, index))
+    return out
+
+
+class HyperscanEngine(Engine):
+    """All prefilters of a stream kind in one Hyperscan block-mode database."""
+
+    name = "hyperscan"
+
+    def __init__(self, rules: Sequence[CompiledRule]) -> None:
+        super().__init__(rules)
+        self._dirty_db = _database((DIRTY,), (0,)).db
+
+    def dirty(self, data: Data) -> list[int]:
+        found: list[int] = []
+        self._dirty_db.scan(data, match_event_handler=lambda _i, _f, to, _fl, _c: found.append(to - 1))
+        return found
+
+    def _prepare(self, rules: list[CompiledRule]) -> None:
+        if rules := [r for r in rules if r.prefilter is not None]:
+            self._database(rules)
+
+    def _find(self, data: Data, rules: list[CompiledRule], budget: Budget) -> tuple[list[Match], list[CompiledRule]]:
+        if not rules:
+            return [], []
+        compiled = self._database(rules)  # Hyperscan runs in linear time: no budget needed
+        found: list[Match] = []
+        append = found.append
+        if compiled.db is not None:
+            compiled.db.scan(data, match_event_handler=lambda i, _f, to, _fl, _c: append((to - 1, i)))
+        return found, [r for r in rules if r.index in compiled.refused]
+
+    def _database(self, rules: list[CompiledRule]) -> _Compiled:
+        return _database(tuple(r.prefilter or b"" for r in rules), tuple(r.index for r in rules))
+
+
+@dataclass(frozen=True, slots=True)
+class _Compiled:
+    db: Any  # None when Hyperscan refused every pattern
+    refused: frozenset[int]  # ids of patterns Hyperscan cannot compile, even in its prefilter mode
+
+
+@cache
+def _database(patterns: tuple[bytes, ...], ids: tuple[int, ...]) -> _Compiled:
+    """A compiled database, from the on-disk cache when the same one was compiled before."""
+    key = hashlib.sha256(repr((hyperscan.__version__, patterns, ids)).encode()).hexdigest()[:32]
+    if (cached := _load(key)) is not None:
+        return cached
+    try:
+        compiled = _Compiled(_compile(patterns, ids, (0,) * len(patterns)), frozenset())
+    except hyperscan.error:  # some pattern needs Hyperscan's prefilter mode, or cannot be compiled at all
+        flags = {i: _flag(p) for p, i in zip(patterns, ids, strict=True)}
+        kept = [(p, i, flag) for p, i in zip(patterns, ids, strict=True) if (flag := flags[i]) is not None]
+        db = _compile([k[0] for k in kept], [k[1] for k in kept], [k[2] for k in kept]) if kept else None
+        compiled = _Compiled(db, frozenset(i for i, flag in flags.items() if flag is None))
+    _store(key, compiled)
+    return compiled
+
+
+def _compile(patterns: Sequence[bytes], ids: Sequence[int], flags: Sequence[int]) -> Any:
+    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    db.compile(expressions=list(patterns), ids=list(ids), flags=list(flags))
+    return db
+
+
+def _flag(pattern: bytes) -> int | None:
+    """How Hyperscan takes a pattern: exactly (0), approximately (its prefilter mode), or not (None)."""
+    for flag in (0, int(hyperscan.HS_FLAG_PREFILTER)):
+        try:
+            _compile([pattern], [0], [flag])
+        except hyperscan.error:
+            continue
+        return flag
+    return None
+
+
+def _cache_dir() -> Path | None:
+    """Where compiled databases are kept ($RANKAUTOPSY_CACHE_DIR; "off" keeps none)."""
+    chosen = os.environ.get(CACHE_ENV)
+    if chosen == "off":
+        return None
+    if chosen:
+        return Path(chosen)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rankautopsy"
+
+
+def _load(key: str) -> _Compiled | None:
+    folder = _cache_dir()
+    if folder is None:
+        return None
+    try:
+        head, _, body = (folder / f"hs-{key}.db").read_bytes().partition(b"\n")
+        refused = frozenset(int(i) for i in head.split(b",") if i)
+        db = hyperscan.loadb(body, mode=hyperscan.HS_MODE_BLOCK) if body else None
+        if db is not None:
+            db.scratch = hyperscan.Scratch(db)  # a loaded database comes without one
+        return _Compiled(db, refused)
+    except (OSError, ValueError, hyperscan.error):
+        return None
+
+
+def _store(key: str, compiled: _Compiled) -> None:
+    """Best effort: a cache that cannot be written is no cache."""
+    folder = _cache_dir()
+    if folder is None:
+        return
+    body = hyperscan.dumpb(compiled.db) if compiled.db is not None else b""
+    with contextlib.suppress(OSError):
+        folder.mkdir(parents=True, exist_ok=True)
+        temp = folder / f"hs-{key}.{os.getpid()}.tmp"
+        temp.write_bytes(",".join(map(str, sorted(compiled.refused))).encode() + b"\n" + body)
+        temp.replace(folder / f"hs-{key}.db")
+
+
+def _text_matches(data: Data, rules: list[CompiledRule], budget: Budget) -> list[Match]:
+    """Rules without a prefilter: their own pattern over the decoded chunk (undecodable bytes kept as
+    surrogates so that offsets map back to bytes)."""
+    if not rules:
+        return []
+    text = bytes(data).decode("utf-8", "surrogateescape")
+    out: list[Match] = []
+    for compiled in rules:
+        found = budget.run(compiled, functools.partial(_starts, compiled, text))
+        out += [(offset, compiled.index) for offset in _byte_offsets(text, found or [])]
+    return out
+
+
+def _starts(compiled: CompiledRule, text: str, timeout: float | None) -> list[int]:
+    return [m.start() for m in compiled.pattern.finditer(text, timeout=timeout)]
+
+
+def _byte_offsets(text: str, positions: Iterable[int]) -> list[int]:
+    out, char, byte = [], 0, 0
+    for pos in sorted(positions):
+        byte += len(text[char:pos].encode("utf-8", "surrogateescape"))
+        char = pos
+        out.append(byte)
+    return out
+
+
+def make_engine(rules: Sequence[CompiledRule], name: str | None = None) -> Engine:
+    """The engine to use: `name`, else $RANKAUTOPSY_ENGINE, else Hyperscan when it is installed."""
+    wanted = (name or os.environ.get(ENGINE_ENV) or "").strip().lower()
+    if wanted not in ("", "hyperscan", "regex"):
+        raise ValueError(f"unknown scan engine {wanted!r} (hyperscan or regex)")
+    if wanted == "regex" or hyperscan is None:
+        return RegexEngine(rules)
+    return HyperscanEngine(rules)

@@ -1,0 +1,453 @@
+"""One input, read once in chunks, down to the lines its Stream needs and the rule hits on them.
+
+Selected, besides every line that a rule matches (confirmed by the rule's own regex):
+
+- of progress lines (step counters), only a sample: each channel's first one in the first SNIFF_LINES
+  lines and last one in the tail, and the first and last of each chunk (the pipeline keeps a rank's
+  first, last and highest step; steps are taken to grow, so the highest is among the last);
+- after a line of an assembling rule, the lines its assembler reads (a traceback's body, a faulthandler
+  dump, a torchrun table entry), and before a table entry those its "Root Cause" lookup reads;
+- for a line without a timestamp of its own, the nearest earlier and later timestamped lines of its
+  channel (and the nearest earlier one of any channel): `line_time` reads its time from them;
+- in the tail, the last timestamped line of every channel seen: each rank's last sign of life.
+
+Walks to timestamped neighbours are bounded (WALK_BYTES, WALK_LINES); a neighbour further away than that,
+or a traceback longer than its window, is not seen. Memory is bounded by the buffer and by what is
+selected, never by the size of the input.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import re
+from bisect import bisect_right
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import regex
+
+from rankautopsy.chunkview import ChannelCache, View, head_end, logical_lines, sample
+from rankautopsy.clocks import ClockContext
+from rankautopsy.lines import SNIFF_LINES, Channel, Line, LineParser, Stream, build_stream
+from rankautopsy.matcher import Budget, CompiledRule, Hit
+from rankautopsy.model import Assembly, StreamKind
+from rankautopsy.scan import Engine, Match
+from rankautopsy.sources.discover import Source
+from rankautopsy.sources.read import Chunk, ChunkReader, open_bytes, segments, split_lines
+from rankautopsy.sources.sanitize import clean
+
+AFTER = {Assembly.TRACEBACK: 400, Assembly.FAULTHANDLER: 400, Assembly.TORCHRUN_TABLE: 80}
+BEFORE = {Assembly.TRACEBACK: 2, Assembly.FAULTHANDLER: 0, Assembly.TORCHRUN_TABLE: 400}
+WALK_BYTES = 64 * 1024  # how far to look for a timestamped neighbour
+WALK_LINES = 256  # timestamp-looking lines read in one walk, at most
+MAX_SELECTED = 100_000  # lines kept for windows and neighbours; past this only hits are kept
+_RANK_PREFIX = re.compile(rb"\[rank([0-9]+)\]")  # as prefixes.py reads them
+_MPI_PREFIX = re.compile(rb"\[(?:[^,\]\[\n]+,)?([0-9]+)\](?:\[[^:\]\n]+:[0-9]+\])?<(?:stdout|stderr|stddiag)>")
+WHOLE_BYTES = 8 * 1024 * 1024  # a stream read whole (see `_read_whole`) may be this big, no bigger
+SAMPLE_WINDOW = 16 * 1024  # first bytes searched for a chunk's first (or last) progress line
+
+# Every wall-clock stamp the clocks read has hh:mm:ss; kernel lines may have only `[ 123.456789]`.
+_STAMPISH = {
+    False: regex.compile(rb"[0-9][0-9]:[0-9][0-9]:[0-9][0-9]"),
+    True: regex.compile(rb"[0-9][0-9]:[0-9][0-9]:[0-9][0-9]|\[ *[0-9]+\.[0-9]+\]"),
+}
+_STAMPISH_BACK = {key: regex.compile(p.pattern, regex.REVERSE) for key, p in _STAMPISH.items()}
+
+
+@dataclass(slots=True)
+class StreamRead:
+    """A source read: its stream of selected lines and the rule hits on them."""
+
+    stream: Stream
+    hits: list[Hit]
+    timed_out: list[str]
+    problem: str | None  # the input ended early and damaged (a truncated gzip)
+
+
+def read_stream(source: Source, ctx: ClockContext, engine: Engine) -> StreamRead:
+    """Scan one source once, chunk by chunk."""
+    with contextlib.closing(open_bytes(source.path, source.data)) as raw:
+        reader = ChunkReader(raw)
+        chunks = iter(reader)
+        first = next(chunks)
+        end = head_end(first)
+        selection = _Selection(source, ctx, engine, sample(first, end), (first.first_line, end))
+        if source.size <= WHOLE_BYTES and selection.parser.sequential:
+            stream, hits = _read_whole(selection, [bytes(first.buf[first.start : first.end])], chunks)
+            return StreamRead(stream, hits, selection.budget.timed_out, reader.problem)
+        for chunk in itertools.chain([first], chunks):
+            selection.read(chunk)
+            if chunk.last:
+                selection.tail(chunk)
+        stream, hits = selection.result(source)
+        return StreamRead(stream, hits, selection.budget.timed_out, reader.problem)
+
+
+def _read_whole(selection: _Selection, parts: list[bytes], chunks: Iterable[Chunk]) -> tuple[Stream, list[Hit]]:
+    """A stream whose lines depend on the lines before them, read whole, every line kept (such streams
+    are terminal captures and viewer exports: small)."""
+    parts += [bytes(chunk.buf[chunk.start : chunk.end]) for chunk in chunks]
+    lines = selection.parser.parse_all(list(split_lines(b"".join(parts).decode("utf-8", "replace"))))
+    stream = build_stream(selection.source, lines, len(lines))
+    data = "\n".join(stream.texts).encode("utf-8", "surrogateescape")
+    starts = list(
+        itertools.accumulate((len(t.encode("utf-8", "surrogateescape")) + 1 for t in stream.texts[:-1]), initial=0)
+    )
+    candidates: dict[int, set[int]] = {}
+    for sampled in (False, True):
+        for offset, rule in selection.engine.find(data, selection.kind, selection.budget, sampled=sampled):
+            candidates.setdefault(bisect_right(starts, offset) - 1, set()).add(rule)
+    hits = []
+    for index in sorted(candidates):
+        for rule in sorted(candidates[index]):
+            compiled = selection.rules[rule]
+            if (m := selection.budget.search(compiled, stream.texts[index])) is not None:
+                hits.append(Hit(compiled, index, {k: v for k, v in m.groupdict().items() if v is not None}))
+    return stream, hits
+
+
+@dataclass(slots=True)
+class _Walk:
+    """A walk ahead for the next timestamped line of a channel, going on in the next chunk."""
+
+    channel: Channel
+    budget: int  # bytes left to look through
+
+
+@dataclass(slots=True)
+class _Memo:
+    """Where the last walk of a channel started (walks cover what lies between two hits once)."""
+
+    line: int
+    position: int  # in the stream
+    found: int = 0  # ahead: the line the walk stopped at
+
+
+@dataclass(slots=True)
+class _Selection:
+    source: Source
+    ctx: ClockContext
+    engine: Engine
+    sample: list[str]
+    head: tuple[int, int]  # (first line of a chunk, where the input's first SNIFF_LINES end in it)
+    parser: LineParser = field(init=False)
+    prefixes: ChannelCache = field(init=False)
+    kind: StreamKind = field(init=False)
+    rules: dict[int, CompiledRule] = field(init=False)
+    budget: Budget = field(default_factory=Budget)
+    lines: dict[int, list[Line]] = field(default_factory=dict)
+    found: dict[int, dict[tuple[int, int], dict[str, str]]] = field(default_factory=dict)  # line -> hits
+    done: set[int] = field(default_factory=set)  # hit lines whose surroundings are selected
+    window_until: int = 0  # select every line up to this number (an assembler reads them)
+    back: dict[Channel, _Memo] = field(default_factory=dict)
+    ahead: dict[Channel, _Memo] = field(default_factory=dict)
+    pending: list[_Walk] = field(default_factory=list)
+    stamped: set[Channel] = field(default_factory=set)  # channels with a timestamped line selected
+    logical: int = 0  # logical lines read
+
+    def __post_init__(self) -> None:
+        self.parser = LineParser(self.source, self.ctx, self.sample)
+        self.prefixes = ChannelCache(self.parser)
+        self.kind = self.source.kind
+        self.rules = {r.index: r for r in self.engine.rules}
+
+    # ---- per chunk ----
+
+    def read(self, chunk: Chunk) -> None:
+        self.logical += logical_lines(chunk)
+        view = View(chunk)
+        self._go_on(view)
+        candidates = view.by_line(self.engine.find(view.region, self.kind, self.budget), view.start)
+        cleaned = self._cleaned(view, view.start, view.end)
+        for start, rules in cleaned.main.items():
+            candidates.setdefault(start, set()).update(rules)
+        hit_lines = self._confirm(view, candidates)
+        hit_lines |= self._sampled(view, cleaned)
+        self._surround(view, hit_lines)
+
+    def tail(self, chunk: Chunk) -> None:
+        """The last lines: each channel's last progress line and last timestamped line."""
+        view = View(chunk)
+        begin = view.tail_start()
+        if not self._one_key(view, begin, view.end):  # else the last chunk's last progress line is the one
+            candidates = view.by_line(self._sampled_in(view, begin, view.end), 0)
+            for start, rules in self._cleaned(view, begin, view.end).sampled.items():
+                candidates.setdefault(start, set()).update(rules)
+            self._surround(view, self._per_channel(view, candidates, backwards=True))
+        self._last_seen(view, begin)
+
+    def result(self, source: Source) -> tuple[Stream, list[Hit]]:
+        order = sorted(self.lines)
+        index: dict[tuple[int, int], int] = {}
+        for number in order:
+            for seg in range(len(self.lines[number])):
+                index[(number, seg)] = len(index)
+        hits = [
+            Hit(self.rules[rule], index[(number, seg)], facts)
+            for number, found in self.found.items()
+            for (seg, rule), facts in found.items()
+        ]
+        hits.sort(key=lambda h: (h.index, h.rule.index))
+        parsed = [line for number in order for line in self.lines[number]]
+        return build_stream(source, parsed, self.logical), hits
+
+    # ---- candidates to hits ----
+
+    def _confirm(self, view: View, candidates: dict[int, set[int]]) -> set[int]:
+        """Confirm candidate lines with the rules' own regexes: the starts of lines a candidate rule matches."""
+        hit_lines: set[int] = set()
+        for start, number in view.numbers(sorted(candidates)):
+            found = self.found.setdefault(number, {})
+            for seg, line in enumerate(self._take(view, start, number)):
+                for index in sorted(candidates[start]):
+                    if (seg, index) in found:
+                        hit_lines.add(start)
+                    elif (m := self.budget.search(self.rules[index], line.text)) is not None:
+                        found[(seg, index)] = {k: v for k, v in m.groupdict().items() if v is not None}
+                        hit_lines.add(start)
+            if not found:
+                del self.found[number]
+        return hit_lines
+
+    def _sampled(self, view: View, cleaned: _Cleaned) -> set[int]:
+        """Progress lines: all in the head, and the first and last confirmed ones of the chunk."""
+        hits: set[int] = set()
+        head_end = self._head_end(view.chunk) if view.chunk.first_line <= SNIFF_LINES else view.start
+        if head_end > view.start and not self._one_key(view, view.start, head_end):
+            head = view.by_line(self._sampled_in(view, view.start, head_end), 0)
+            for start, rules in cleaned.sampled.items():
+                if start < head_end:
+                    head.setdefault(start, set()).update(rules)
+            hits |= self._per_channel(view, head, backwards=False)
+        dirty = sorted(cleaned.sampled.items())
+        first = _earliest(
+            self._confirmed(view, self._windows(view, view.start, view.end, False), False),
+            self._confirmed(view, ({s: r} for s, r in dirty), False),
+        )
+        if first is None:
+            return hits
+        last = _latest(
+            self._confirmed(view, self._windows(view, first, view.end, True), True),
+            self._confirmed(view, ({s: r} for s, r in reversed(dirty)), True),
+        )
+        return hits | {first} | ({last} if last is not None else set())
+
+    def _head_end(self, chunk: Chunk) -> int:
+        if self.head[0] != chunk.first_line:
+            self.head = (chunk.first_line, head_end(chunk))
+        return self.head[1]
+
+    def _one_key(self, view: View, lo: int, hi: int) -> bool:
+        """Whether every progress line in [lo, hi) has the same thinning key: the file names the rank, and
+        no prefix in the range names another (then a range's first and last progress lines suffice)."""
+        rank = self.source.where.rank
+        if rank is None or self.parser.srun_labels:
+            return False
+        named = {int(n) for n in _RANK_PREFIX.findall(view.buf, lo, hi)}
+        if view.buf.find(b"<std", lo, hi) >= 0:
+            named.update(int(n) for n in _MPI_PREFIX.findall(view.buf, lo, hi))
+        return named <= {rank}
+
+    def _per_channel(self, view: View, candidates: dict[int, set[int]], *, backwards: bool) -> set[int]:
+        """For each thinning key, the first (or last) candidate line that a progress rule really matches."""
+        covered: set[Channel] = set()
+        hits: set[int] = set()
+        for start in sorted(candidates, reverse=backwards):
+            keys = [c if c is None else _progress_key(c) for c in self.prefixes.channels(view, start)]
+            if all(k is not None and k in covered for k in keys):
+                continue
+            if self._confirm(view, {start: candidates[start]}):
+                hits.add(start)
+                number = view.number(start)
+                lines = self.lines[number]
+                confirmed = [seg for seg, rule in self.found[number] if rule in candidates[start]]
+                covered.update(_progress_key(lines[seg].channel) for seg in confirmed)
+        return hits
+
+    def _confirmed(self, view: View, windows: Iterable[dict[int, set[int]]], backwards: bool) -> int | None:
+        """The first (or last) candidate line in the windows that a rule really matches."""
+        for candidates in windows:
+            for start in sorted(candidates, reverse=backwards):
+                if self._confirm(view, {start: candidates[start]}):
+                    return start
+        return None
+
+    def _windows(self, view: View, lo: int, hi: int, backwards: bool) -> Iterable[dict[int, set[int]]]:
+        """Candidate progress lines, window by growing window from one end of [lo, hi)."""
+        size = SAMPLE_WINDOW
+        while lo < hi:
+            if backwards:
+                cut = max(lo, view.line_start(max(lo, hi - size)))
+                yield view.by_line(self._sampled_in(view, cut, hi), 0)
+                hi = cut
+            else:
+                cut = min(hi, view.next_line(lo + size))
+                yield view.by_line(self._sampled_in(view, lo, cut), 0)
+                lo = cut
+            size *= 4
+
+    def _sampled_in(self, view: View, lo: int, hi: int) -> list[Match]:
+        data = memoryview(view.buf)[lo:hi]
+        return [(lo + off, i) for off, i in self.engine.find(data, self.kind, self.budget, sampled=True)]
+
+    def _cleaned(self, view: View, lo: int, hi: int) -> _Cleaned:
+        """Lines with bytes that `clean` deletes, cleaned and scanned again."""
+        out = _Cleaned()
+        dirty = sorted({view.line_start(lo + off + 1) for off in self.engine.dirty(memoryview(view.buf)[lo:hi])})
+        if not dirty:
+            return out
+        texts: list[bytes] = []
+        owners: list[int] = []
+        for start in dirty:
+            for part in segments(view.text(start)):
+                texts.append(clean(part).encode("utf-8", "surrogateescape"))
+                owners.append(start)
+        starts = [0]
+        for text in texts[:-1]:
+            starts.append(starts[-1] + len(text) + 1)
+        data = b"\n".join(texts)
+        for sampled, into in ((False, out.main), (True, out.sampled)):
+            for offset, rule in self.engine.find(data, self.kind, self.budget, sampled=sampled):
+                into.setdefault(owners[bisect_right(starts, offset) - 1], set()).add(rule)
+        return out
+
+    # ---- what a hit needs around it ----
+
+    def _surround(self, view: View, hit_lines: set[int]) -> None:
+        for start, number in view.numbers(sorted(hit_lines)):
+            if number not in self.done:
+                self.done.add(number)
+                self._around(view, start, number)
+
+    def _around(self, view: View, start: int, number: int) -> None:
+        walked: set[Channel] = set()
+        for seg, index in self.found.get(number, {}):
+            rule = self.rules[index].rule
+            if rule.assemble is not None:
+                self._window(view, start, number, BEFORE[rule.assemble], AFTER[rule.assemble])
+            line = self.lines[number][seg]
+            if line.time is None and line.channel not in walked and self._room():
+                walked.add(line.channel)
+                self._walk_back(view, start, number, line.channel)
+                self._walk_ahead(view, start, number, line.channel)
+
+    def _window(self, view: View, start: int, number: int, before: int, after: int) -> None:
+        if not self._room():
+            return
+        pos = start
+        for n in range(number - 1, number - 1 - before, -1):
+            if pos <= view.context:
+                break
+            pos = view.line_start(pos - 1)
+            self._take(view, pos, n)
+        self.window_until = max(self.window_until, number + after)
+        self._fill_window(view, start, number)
+
+    def _fill_window(self, view: View, start: int, number: int) -> None:
+        pos, n = start, number
+        while n <= self.window_until and pos < view.end and self._room():
+            self._take(view, pos, n)
+            pos, n = view.next_line(pos + 1), n + 1
+
+    def _walk_back(self, view: View, start: int, number: int, channel: Channel) -> None:
+        memo = self.back.get(channel)
+        floor, floor_at = (memo.line, memo.position - view.base) if memo and memo.line < number else (0, -1)
+        if memo is None or memo.line < number:
+            self.back[channel] = _Memo(number, view.base + start)
+        lo = max(view.context, start - WALK_BYTES, floor_at)
+        pos = start
+        for _ in range(WALK_LINES):
+            m = _STAMPISH_BACK[self.parser.kernel].search(view.buf, lo, pos)
+            if m is None:
+                return
+            pos = view.line_start(m.start())
+            n = number - view.buf.count(b"\n", pos, start)
+            if n <= floor or self._stamped(self._take(view, pos, n), channel):
+                return
+
+    def _walk_ahead(self, view: View, start: int, number: int, channel: Channel) -> None:
+        memo = self.ahead.get(channel)
+        if (memo and memo.line <= number < memo.found) or any(w.channel == channel for w in self.pending):
+            return
+        self.ahead[channel] = _Memo(number, view.base + start, number + 1)
+        self._ahead_from(view, view.next_line(start + 1), number + 1, _Walk(channel, WALK_BYTES))
+
+    def _ahead_from(self, view: View, pos: int, number: int, walk: _Walk) -> None:
+        stop = min(view.end, pos + walk.budget)
+        walk.budget -= stop - pos
+        for _ in range(WALK_LINES):
+            m = _STAMPISH[self.parser.kernel].search(view.buf, pos, stop)
+            if m is None:
+                break
+            line_start = view.line_start(m.start())
+            number += view.buf.count(b"\n", pos, line_start)
+            pos = view.next_line(line_start + 1)
+            if self._stamped(self._take(view, line_start, number), walk.channel):
+                self.ahead[walk.channel].found = number
+                return
+            number += 1
+        else:
+            walk.budget = 0
+        self.ahead[walk.channel].found = number
+        if walk.budget > 0 and not view.chunk.last:
+            self.pending.append(walk)
+
+    def _go_on(self, view: View) -> None:
+        """Windows and walks ahead that the previous chunk ended in the middle of."""
+        if self.window_until >= view.chunk.first_line:
+            self._fill_window(view, view.start, view.chunk.first_line)
+        walks, self.pending = self.pending, []
+        for walk in walks:
+            self._ahead_from(view, view.start, view.chunk.first_line, walk)
+
+    def _last_seen(self, view: View, begin: int) -> None:
+        """From the end back, the last timestamped line of every channel seen timestamped."""
+        missing = {c for c in self.stamped if c != (None, None)}
+        pos, number = view.end, view.number(view.end)
+        while missing and pos > begin:
+            m = _STAMPISH_BACK[self.parser.kernel].search(view.buf, begin, pos)
+            if m is None:
+                return
+            line_start = view.line_start(m.start())
+            number -= view.buf.count(b"\n", line_start, pos)
+            missing -= {line.channel for line in self._take(view, line_start, number) if line.time is not None}
+            pos = line_start
+
+    # ---- lines ----
+
+    def _take(self, view: View, start: int, number: int) -> list[Line]:
+        parsed = self.lines.get(number)
+        if parsed is None:
+            parsed = self.lines[number] = self.parser.parse(number, view.text(start))
+            self.stamped.update(line.channel for line in parsed if line.time is not None)
+        return parsed
+
+    @staticmethod
+    def _stamped(lines: list[Line], channel: Channel) -> bool:
+        return any(line.time is not None and line.channel == channel for line in lines)
+
+    def _room(self) -> bool:
+        return len(self.lines) < MAX_SELECTED
+
+
+def _progress_key(channel: Channel) -> Channel:
+    """What the pipeline thins progress events by: the rank, or the local rank of a line without one."""
+    rank, local = channel
+    return (rank, None) if rank is not None else (None, local)
+
+
+@dataclass(slots=True)
+class _Cleaned:
+    """Candidate rules of dirty lines, found on their cleaned text: line start -> rule indices."""
+
+    main: dict[int, set[int]] = field(default_factory=dict)
+    sampled: dict[int, set[int]] = field(default_factory=dict)
+
+
+def _earliest(*starts: int | None) -> int | None:
+    return min((s for s in starts if s is not None), default=None)
+
+
+def _latest(*starts: int | None) -> int | None:
+    return max((s for s in starts if s is not None), default=None)

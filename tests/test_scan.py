@@ -1,0 +1,303 @@
+"""The bulk scanner: both engines give the same lines and events, and the same hits as a per-line loop."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from datetime import UTC
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rankautopsy.clocks import ClockContext
+from rankautopsy.errors import InputError
+from rankautopsy.lines import parse_text
+from rankautopsy.matcher import Budget, CompiledRule, compile_rules
+from rankautopsy.model import StreamKind
+from rankautopsy.pipeline import Options, diagnose
+from rankautopsy.prefilter import CASE_TWINS, Untranslatable, prefilter
+from rankautopsy.render.json import render_json
+from rankautopsy.rulepacks import load_rules
+from rankautopsy.scan import Engine, hyperscan, make_engine
+from rankautopsy.selection import read_stream
+from rankautopsy.sources import read
+from rankautopsy.sources.discover import Source, discover
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+SCENARIOS = sorted(p for p in FIXTURES.iterdir() if (p / "expected.yaml").is_file())
+RULES = compile_rules(load_rules())
+CTX = ClockContext(UTC, 2026)
+ENGINES = ["regex", "hyperscan"] if hyperscan is not None else ["regex"]
+needs_hyperscan = pytest.mark.skipif(hyperscan is None, reason="the hyperscan wheel is not installed here")
+
+Found = set[tuple[str, int, str]]  # (rule id, line number, line text)
+
+
+@pytest.fixture(autouse=True)
+def _no_db_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RANKAUTOPSY_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def _engine(name: str) -> Engine:
+    return make_engine(RULES, name)
+
+
+def _source(path: Path) -> Source | None:
+    try:
+        sources, _ = discover([str(path.parent)])
+    except InputError:  # nothing readable: empty, or binary
+        return None
+    return next((s for s in sources if s.path == path), None)
+
+
+def scanned(path: Path, engine: str) -> tuple[Found, list[tuple[int, str]]]:
+    """The confirmed hits of one input, and the lines its stream kept."""
+    source = _source(path)
+    assert source is not None
+    read_ = read_stream(source, CTX, _engine(engine))
+    hits = {(h.rule.rule.id, read_.stream.numbers[h.index], read_.stream.texts[h.index]) for h in read_.hits}
+    return hits, list(zip(read_.stream.numbers, read_.stream.texts, strict=True))
+
+
+def every_line(path: Path) -> tuple[Found, set[str]]:
+    """The reference: every rule on every line of the whole text (and the ids of sampled rules)."""
+    source = _source(path)
+    assert source is not None
+    stream = parse_text(source, read.decode(path.read_bytes()).text, CTX)
+    rules = [r for r in RULES if r.applies_to(source.kind)]
+    hits = {
+        (r.rule.id, stream.numbers[i], text)
+        for i, text in enumerate(stream.texts)
+        for r in rules
+        if r.pattern.search(text)
+    }
+    return hits, {r.rule.id for r in rules if r.sampled}
+
+
+def check_against_every_line(path: Path, engine: str) -> None:
+    if _source(path) is None:  # skipped: empty, or binary
+        return
+    got, _ = scanned(path, engine)
+    want, sampled = every_line(path)
+    assert {h for h in got if h[0] not in sampled} == {h for h in want if h[0] not in sampled}
+    progress = sorted((h for h in want if h[0] in sampled), key=lambda h: h[1])
+    assert {h for h in got if h[0] in sampled} <= set(progress)
+    if progress:  # the first and the last progress line are always kept
+        assert {progress[0], progress[-1]} <= got
+
+
+# ---- fixtures: both engines, one process and several, the same diagnosis ----
+
+
+def _fixture_json(fixture: Path, monkeypatch: pytest.MonkeyPatch, **options: object) -> dict[str, object]:
+    expected = yaml.safe_load((fixture / "expected.yaml").read_text())
+    args = list(expected["args"])
+    paths = [a for i, a in enumerate(args) if not a.startswith("-") and (i == 0 or args[i - 1] != "--dmesg")]
+    dmesg = [args[i + 1] for i, a in enumerate(args) if a == "--dmesg"]
+    monkeypatch.chdir(fixture)
+    result = diagnose(Options(paths=paths, dmesg=dmesg, tz=UTC, **options))  # type: ignore[arg-type]
+    data = json.loads(render_json(result))
+    assert isinstance(data, dict)
+    return data
+
+
+@needs_hyperscan
+@pytest.mark.parametrize("fixture", SCENARIOS, ids=[p.name for p in SCENARIOS])
+def test_engines_and_workers_agree_on_every_fixture(fixture: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    reference = _fixture_json(fixture, monkeypatch, engine="hyperscan", jobs=1)
+    assert _fixture_json(fixture, monkeypatch, engine="regex", jobs=1) == reference
+    assert _fixture_json(fixture, monkeypatch, engine="hyperscan", jobs=2) == reference
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_fixture_logs_give_the_hits_of_every_line(engine: str) -> None:
+    for log in sorted(FIXTURES.glob("*/logs/**/*")):
+        if log.is_file() and log.name != "error.json" and log.suffix != ".gz":
+            check_against_every_line(log, engine)
+
+
+# ---- inputs that break naive readers ----
+
+TRACEBACK = [
+    "Traceback (most recent call last):",
+    '  File "/job/train.py", line 230, in train',
+    "    batch = next(loader)",
+    "ValueError: bad sample 1234",
+]
+
+
+def _log(lines: list[str], end: str = "\n") -> bytes:
+    return "".join(line + end for line in lines).encode()
+
+
+def _steps(count: int, prefix: str = "") -> list[str]:
+    return [f"{prefix}2026-11-29 07:00:{i % 60:02d},000 INFO step {i} loss 2.0" for i in range(count)]
+
+
+TRICKY = {
+    "crlf": _log([*_steps(30), *TRACEBACK, "Killed"], end="\r\n"),
+    "carriage-returns": _log(
+        [
+            *_steps(5),
+            "Epoch 1:  10%|#  | 1/10\rEpoch 1:  50%|#####  | 5/10\rTraceback (most recent call last):",
+            *TRACEBACK[1:],
+        ]
+    ),
+    "nuls": _log(_steps(400)) + b"\x00" * 5000 + _log(["Trace\x00back (most recent call last):", *TRACEBACK[1:]]),
+    "invalid-utf8": _log(_steps(10))
+    + b"\xff\xfe garbage \xc3\n"
+    + _log(["RuntimeError: CUDA error: an illegal \xe9 access"]),
+    "ansi": _log(["\x1b[31mTraceback (most recent call last):\x1b[0m", *TRACEBACK[1:], "\x1b[1mstep 7\x1b[0m"]),
+    "prefixed-anchors": _log(
+        [f"[default{r}]:[rank{r}]: {line}" for r in range(3) for line in TRACEBACK]
+        + ["[1,2]<stderr>:Fatal Python error: Segmentation fault", "2026-11-29T07:00:00.1Z stderr F [0]:"]
+    ),
+    "case-twins": _log(["ſtep 12", "\u212ailled", "gloo/é.cc:12] Connection closed by peer"]),
+}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("name", sorted(TRICKY))
+def test_tricky_inputs_give_the_hits_of_every_line(name: str, engine: str, tmp_path: Path) -> None:
+    path = tmp_path / "rank_0.log"
+    path.write_bytes(TRICKY[name])
+    check_against_every_line(path, engine)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_gzip_and_truncated_gzip(engine: str, tmp_path: Path) -> None:
+    data = _log([*_steps(3000), *TRACEBACK])
+    (tmp_path / "rank_0.log.gz").write_bytes(gzip.compress(data))
+    check_against_every_line(tmp_path / "rank_0.log.gz", engine)
+    damaged = tmp_path / "rank_1.log.gz"
+    damaged.write_bytes(gzip.compress(data)[:3000])
+    source = _source(damaged)
+    assert source is not None
+    result = read_stream(source, CTX, _engine(engine))
+    assert result.problem is not None and "truncated gzip" in result.problem
+    assert result.stream.lines_read > 100
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_ten_megabyte_line(engine: str, tmp_path: Path) -> None:
+    path = tmp_path / "rank_0.log"
+    path.write_bytes(_log([*_steps(3), "x" * (10 * 1024 * 1024), "Killed", *TRACEBACK]))
+    got, _ = scanned(path, engine)
+    assert ("python.traceback", 6, "Traceback (most recent call last):") in got
+    check_against_every_line(path, engine)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_small_chunks_split_tracebacks_and_lines_between_them(
+    engine: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(read, "CHUNK", 4096)
+    monkeypatch.setattr(read, "CONTEXT", 1024)
+    lines = [
+        *_steps(70),
+        *TRACEBACK,
+        *_steps(70),
+        "[default3]:" + TRACEBACK[0],
+        *("[default3]:" + t for t in TRACEBACK[1:]),
+    ]
+    path = tmp_path / "rank_0.log"
+    path.write_bytes(_log(lines))
+    check_against_every_line(path, engine)
+    source = _source(path)
+    assert source is not None
+    result = read_stream(source, CTX, _engine(engine))
+    kept = dict(zip(result.stream.numbers, result.stream.texts, strict=True))
+    assert all(number in kept for number in range(71, 75)), "a traceback's body is kept across chunks"
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_what_an_earlier_input_left_in_the_buffer_is_never_read(engine: str, tmp_path: Path) -> None:
+    size = read.CHUNK + read.CONTEXT
+    stale = bytearray((b"step 99999 Traceback (most recent call last):\n" * (size // 40 + 1))[:size])
+    read._buffers.clear()
+    read._buffers[size] = stale
+    path = tmp_path / "rank_0.log"
+    path.write_bytes(_log([*_steps(20), *TRACEBACK]))
+    check_against_every_line(path, engine)
+    _, kept = scanned(path, engine)
+    assert max(number for number, _ in kept) <= 24
+
+
+@needs_hyperscan
+@pytest.mark.parametrize("name", sorted(TRICKY))
+def test_both_engines_keep_the_same_lines(name: str, tmp_path: Path) -> None:
+    path = tmp_path / "console.log"
+    path.write_bytes(TRICKY[name])
+    assert scanned(path, "regex") == scanned(path, "hyperscan")
+
+
+# ---- bounded selection ----
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_long_run_of_steps_yields_few_progress_events(engine: str, tmp_path: Path) -> None:
+    path = tmp_path / "rank_0.log"
+    path.write_bytes(_log([f"2026-11-29 07:00:00,000 INFO step {i} loss 2.0" for i in range(200_000)]))
+    result = diagnose(Options(paths=[str(path)], tz=UTC, engine=engine, jobs=1))
+    progress = [e for e in result.events if e.rule == "progress.step"]
+    assert 2 <= len(progress) <= 4
+    assert result.ranks[0].last_step == 199_999
+    assert result.inputs[0].lines == 200_000
+
+
+# ---- the prefilter is a superset of its rule ----
+
+
+@pytest.mark.parametrize("compiled", RULES, ids=[r.rule.id for r in RULES])
+def test_every_rule_example_passes_its_prefilter(compiled: CompiledRule) -> None:
+    assert compiled.prefilter is not None, compiled.rule.id
+    engine = make_engine([compiled], "regex")
+    kind = next(iter(compiled.rule.streams), StreamKind.CONSOLE)
+    for example in compiled.rule.match_examples:
+        assert engine.find(example.line.encode(), kind, Budget(), sampled=compiled.sampled), example.line
+
+
+def test_case_twins_are_the_only_non_ascii_case_matches() -> None:
+    import regex
+
+    text = "".join(chr(c) for c in range(0x80, 0x3000) if not 0xD800 <= c < 0xE000) + "\u212a"
+    for letter in "abcdefghijklmnopqrstuvwxyz":
+        found = set(regex.findall("(?i)" + letter, text, flags=regex.V0))
+        assert found == ({CASE_TWINS[letter]} if letter in CASE_TWINS else set()), letter
+
+
+def test_a_pattern_the_stdlib_cannot_parse_has_no_prefilter() -> None:
+    with pytest.raises(Untranslatable):
+        prefilter(r"\p{Lu}+ failed")
+
+
+# ---- property: random logs from the rules' own example lines ----
+
+EXAMPLES = sorted({e.line for r in RULES for e in r.rule.match_examples})
+NOISE = st.sampled_from(
+    [
+        "",
+        "   ",
+        "INFO all good",
+        "[default1]:noise 12:00:00",
+        "2026-11-29 07:00:01,000 INFO hello",
+        "stepping",
+        "x" * 300,
+    ]
+)
+PREFIX = st.sampled_from(["", "[default2]:", "[rank1]: ", "[1,3]<stderr>:", "2026-11-29T07:00:00.123Z stderr F "])
+LINE = st.one_of(st.sampled_from(EXAMPLES), NOISE, st.text(max_size=40))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.tuples(PREFIX, LINE), max_size=40), crlf=st.booleans(), engine=st.sampled_from(ENGINES))
+def test_random_logs_give_the_hits_of_every_line(
+    lines: list[tuple[str, str]], crlf: bool, engine: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "console.log"
+    text = "".join(prefix + line.replace("\n", " ") + ("\r\n" if crlf else "\n") for prefix, line in lines)
+    path.write_bytes(text.encode("utf-8", "surrogateescape") or b"x\n")
+    check_against_every_line(path, engine)
