@@ -20,23 +20,23 @@ def problems_of(path: Path, *, builtin: bool = False) -> list[str]:
     return caught.value.problems
 
 
-@pytest.mark.parametrize(
-    ("name", "expected"),
-    [
-        ("bad_yaml.yaml", "3: invalid YAML: mapping values are not allowed here"),
-        ("duplicate_key.yaml", "7: inhouse.twice: duplicate key 'pattern'"),
-        ("unknown_cause.yaml", "4: inhouse.gpu-memory: unknown cause 'gpu_oom' (did you mean 'cuda_oom'?)"),
-        ("unknown_key.yaml", "7: inhouse.disk-full: unknown key 'remedation' (did you mean 'remediation'?)"),
-        ("bad_regex.yaml", "6: inhouse.bad-regex: bad regex: missing ) at position 18"),
-        ("catastrophic_regex.yaml", "6: inhouse.slow: pattern too slow (catastrophic backtracking?)"),
-        ("missing_examples.yaml", "2: inhouse.untested: no examples: add at least one match and one no_match"),
-        (
-            "failing_example.yaml",
-            "10: inhouse.wrong-fact: example match[0] facts differ: pid: expected '4243', got '4242': "
-            "'worker 4242 died'",
-        ),
-    ],
-)
+# Each deliberately broken pack and the one line it must produce (the CLI tests reuse this table).
+BROKEN_PACKS = [
+    ("bad_yaml.yaml", "3: invalid YAML: mapping values are not allowed here"),
+    ("duplicate_key.yaml", "7: inhouse.twice: duplicate key 'pattern'"),
+    ("unknown_cause.yaml", "4: inhouse.gpu-memory: unknown cause 'gpu_oom' (did you mean 'cuda_oom'?)"),
+    ("unknown_key.yaml", "7: inhouse.disk-full: unknown key 'remedation' (did you mean 'remediation'?)"),
+    ("bad_regex.yaml", "6: inhouse.bad-regex: bad regex: missing ) at position 18"),
+    ("catastrophic_regex.yaml", "6: inhouse.slow: pattern too slow (catastrophic backtracking?)"),
+    ("missing_examples.yaml", "2: inhouse.untested: no examples: add at least one match and one no_match"),
+    (
+        "failing_example.yaml",
+        "10: inhouse.wrong-fact: example match[0] facts differ: pid: expected '4243', got '4242': 'worker 4242 died'",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "expected"), BROKEN_PACKS)
 def test_broken_pack_gives_one_exact_line(name: str, expected: str) -> None:
     path = PACKS / name
     assert problems_of(path) == [f"{path}:{expected}"]

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from test_rulepack_errors import BROKEN_PACKS
 
 from rankautopsy import matcher
 from rankautopsy.catalogue import catalogue_entry
@@ -215,18 +216,7 @@ def test_check_says_ok_per_pack(cli: Cli) -> None:
 @pytest.mark.parametrize(
     ("name", "expected"),
     [
-        ("bad_yaml.yaml", "3: invalid YAML: mapping values are not allowed here"),
-        ("duplicate_key.yaml", "7: inhouse.twice: duplicate key 'pattern'"),
-        ("unknown_cause.yaml", "4: inhouse.gpu-memory: unknown cause 'gpu_oom' (did you mean 'cuda_oom'?)"),
-        ("unknown_key.yaml", "7: inhouse.disk-full: unknown key 'remedation' (did you mean 'remediation'?)"),
-        ("bad_regex.yaml", "6: inhouse.bad-regex: bad regex: missing ) at position 18"),
-        ("catastrophic_regex.yaml", "6: inhouse.slow: pattern too slow (catastrophic backtracking?)"),
-        ("missing_examples.yaml", "2: inhouse.untested: no examples: add at least one match and one no_match"),
-        (
-            "failing_example.yaml",
-            "10: inhouse.wrong-fact: example match[0] facts differ: pid: expected '4243', got '4242': "
-            "'worker 4242 died'",
-        ),
+        *BROKEN_PACKS,
         ("disable_unknown.yaml", "2: kernel.no-such-rule: disable: no built-in rule has this id or alias"),
     ],
 )
