@@ -15,7 +15,6 @@ from rankautopsy.lines import Stream, last_signs
 from rankautopsy.matcher import THIN_EXEMPT, CompiledRule, compile_rules
 from rankautopsy.model import (
     Cause,
-    Confidence,
     Diagnosis,
     Event,
     Input,
@@ -228,4 +227,4 @@ def _error_file_events(source: Source, rules: list[CompiledRule]) -> list[Event]
     ]
 
 
-__all__ = ["DEFAULT_SKEW", "Confidence", "Options", "diagnose", "replace"]
+__all__ = ["DEFAULT_SKEW", "Options", "diagnose"]

@@ -264,11 +264,11 @@ def _support(r: RankState) -> list[int]:
     return [r.exit.event] if r.exit is not None else []
 
 
-def _death_time(tl: Timeline, r: RankState, own: TimeSpan | None, facts: object) -> TimeSpan | None:
+def _death_time(tl: Timeline, r: RankState, own: TimeSpan | None, facts: Mapping[str, str]) -> TimeSpan | None:
     """When the rank died: its event's time, closed by when the launcher noticed (it died before),
     and narrowed by the time its recorded exception was written."""
     noticed = r.exit.noticed if r.exit else None
-    open_ended = isinstance(facts, Mapping) and facts.get("time_open") == "1"
+    open_ended = facts.get("time_open") == "1"
     span = own
     if own is None or open_ended:
         start = own.earliest if own is not None else r.last_seen
