@@ -287,7 +287,8 @@ _DROP = object()
 
 
 def test_good_case_loads(tmp_path: Path) -> None:
-    case = score.load_case(_write_case(tmp_path, GOOD))
+    metadata = {"injected": [{"kind": "segv", "rank": 2}], "ranks": {0: {"pid": 1}}, "exit_status": 1}
+    case = score.load_case(_write_case(tmp_path, {**GOOD, **metadata}))
     assert case.truth == score.Truth("first_death", 2, "python_exception", "high", "w")
     assert case.argv() == ["diagnose", "logs", "--format", "json", "--tz", "UTC"]
 
@@ -314,7 +315,8 @@ def _reasons(path: Path) -> list[str]:
     [
         (_with(truth=_DROP), "missing key 'truth'"),
         (_with(args=_DROP), "missing key 'args'"),
-        (_with(colour="red"), "unknown key 'colour'"),
+        (_with(dmseg=["logs/console.log"]), "unknown key 'dmseg' (did you mean 'dmesg'?)"),
+        (_with(option=["--clock-skew", "1"]), "unknown key 'option' (did you mean 'options'?)"),
         (_with(id="other"), "is not the directory name"),
         (_with(corpus="private"), "corpus 'private' is not one of"),
         (_with(corpus="public"), "but the case is under real/"),

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import json
 import subprocess
 import sys
@@ -340,7 +341,10 @@ def load_case(path: Path) -> Case:
 
 def _validate(path: Path, data: Mapping[str, Any]) -> list[str]:
     reasons = [f"missing key {k!r}" for k in REQUIRED if k not in data]
-    reasons += [f"unknown key {k!r}" for k in sorted(map(str, data)) if k not in REQUIRED + OPTIONAL]
+    for key in sorted(map(str, data)):
+        # Other keys are the author's metadata (injected faults, pids...), unless they look like a typo.
+        if key not in REQUIRED + OPTIONAL and (near := difflib.get_close_matches(key, REQUIRED + OPTIONAL, 1, 0.8)):
+            reasons.append(f"unknown key {key!r} (did you mean {near[0]!r}?)")
     if "id" in data and data["id"] != path.name:
         reasons.append(f"id {data['id']!r} is not the directory name {path.name!r}")
     if "corpus" in data and data["corpus"] not in CORPORA:
