@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from rankautopsy.lines import Stream
 from rankautopsy.matcher import CompiledRule, Hit, match_line
-from rankautopsy.model import Assembly, Cause, Event, Evidence, Location, Role, StreamKind, TimeSpan
+from rankautopsy.model import Assembly, Cause, Effect, Event, Evidence, Location, Role, StreamKind, TimeSpan
 
 _WINDOW = 2000  # lines of one channel an assembly may look through
 _EXC_LINE = re.compile(r"^(?P<exc_type>[A-Za-z_][\w.]*)(?::(?: (?P<exc_msg>.*))?)?$")
@@ -179,7 +179,7 @@ def _checked(facts: dict[str, str]) -> dict[str, str]:
 def _event(stream: Stream, hit: Hit, rules: Sequence[CompiledRule], absorbed: set[int]) -> Event:
     rule = hit.rule.rule
     facts = _checked(hit.facts)
-    cause, role, extra = rule.cause, rule.role, []
+    cause, role, extra, effects = rule.cause, rule.role, [], rule.effects
     if rule.assemble is not None:
         assembled = _ASSEMBLERS[rule.assemble](stream, hit.index)
         facts.update(assembled.facts)
@@ -187,15 +187,16 @@ def _event(stream: Stream, hit: Hit, rules: Sequence[CompiledRule], absorbed: se
         absorbed.update(assembled.lines)
         absorbed.add(hit.index)
         cause, role, by = _classify(stream, assembled.classify, rules, rule.id, cause, role)
-        if by:
-            facts["classified_by"] = by
+        if by is not None:  # the classifying line's facts and effects are the event's too
+            facts = {**_checked(by.facts), **facts, "classified_by": by.rule.rule.id}
+            effects = effects | by.rule.rule.effects
         if "table_traceback" in facts:
             _recorded_exception(facts, stream.kind, rules)
     time, open_ended = line_time(stream, hit.index)
     if open_ended:
         facts["time_open"] = "1"  # nothing later in this channel bounds it: the timeline closes it
     rank, rank_from = stream.ranks[hit.index], stream.rank_from[hit.index]
-    if "rank" in facts and rank is None:
+    if "rank" in facts and rank is None and Effect.EXIT not in effects:
         rank, rank_from = int(facts["rank"]), "launcher"
     elif rank is None and (local := stream.local_ranks[hit.index]) is not None:
         facts["emitter_local_rank"] = str(local)
@@ -212,6 +213,7 @@ def _event(stream: Stream, hit: Hit, rules: Sequence[CompiledRule], absorbed: se
         facts=facts,
         lines=tuple(Evidence(Location(stream.source.display, stream.numbers[j]), stream.texts[j]) for j in extra),
         rank_from=rank_from if rank is not None else stream.rank_from[hit.index],
+        effects=effects,
     )
 
 
@@ -233,13 +235,13 @@ def _recorded_exception(facts: dict[str, str], kind: StreamKind, rules: Sequence
 
 def _classify(
     stream: Stream, lines: list[int], rules: Sequence[CompiledRule], own: str, cause: Cause, role: Role
-) -> tuple[Cause, Role, str | None]:
+) -> tuple[Cause, Role, Hit | None]:
     return classify("\n".join(stream.texts[j] for j in lines), stream.kind, rules, own, cause, role)
 
 
 def classify(
     text: str, kind: StreamKind, rules: Sequence[CompiledRule], own: str, cause: Cause, role: Role
-) -> tuple[Cause, Role, str | None]:
+) -> tuple[Cause, Role, Hit | None]:
     """An assembled event takes the cause of the most telling rule that matches its final lines:
     a traceback that ends in a gloo timeout is a symptom, one that ends in a CUDA OOM is a cuda_oom."""
     if not text:
@@ -248,7 +250,7 @@ def classify(
     for wanted in (Role.SYMPTOM, Role.CAUSE, Role.CONTEXT):
         for h in hits:
             if h.rule.rule.role is wanted:
-                return h.rule.rule.cause, wanted, h.rule.rule.id
+                return h.rule.rule.cause, wanted, h
     return cause, role, None
 
 

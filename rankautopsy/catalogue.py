@@ -215,8 +215,11 @@ def _definition(rule: Rule) -> list[str]:
 
 
 def readme_table(rules: Iterable[Rule]) -> str:
-    rows = ["| id | cause | role | title |", "| --- | --- | --- | --- |"]
-    rows += [f"| `{r.id}` | `{r.cause.value}` | {r.role.value} | {_cell(r.title)} |" for r in _sorted(rules)]
+    rows = ["| id | cause | role | effects | title |", "| --- | --- | --- | --- | --- |"]
+    rows += [
+        f"| `{r.id}` | `{r.cause.value}` | {r.role.value} | {', '.join(sorted(r.effects))} | {_cell(r.title)} |"
+        for r in _sorted(rules)
+    ]
     return "\n".join(rows)
 
 

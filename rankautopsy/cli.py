@@ -21,7 +21,7 @@ from rich.status import Status
 from rankautopsy.cli_rules import rules_app
 from rankautopsy.clocks import local_zone, parse_boot_time
 from rankautopsy.errors import RankautopsyError, UsageError
-from rankautopsy.model import Diagnosis
+from rankautopsy.model import Diagnosis, Outcome
 from rankautopsy.pipeline import DEFAULT_SKEW, Options, diagnose
 from rankautopsy.render import Format, render_text
 from rankautopsy.render.terminal import make_console, render_terminal
@@ -29,9 +29,19 @@ from rankautopsy.rulesources import user_rule_paths
 
 
 class Exit(IntEnum):
-    NO_DEATH = 0  # nothing died (or nothing could be named)
+    NO_DEATH = 0  # clean, or no failure seen
     DEATH = 1  # a first death or hang culprit is named
     ERROR = 2  # bad usage or unreadable input
+    UNDETERMINED = 3  # the job failed, but the first death cannot be named from these logs
+
+
+_OUTCOME_EXIT = {
+    Outcome.CLEAN: Exit.NO_DEATH,
+    Outcome.NO_FAILURE: Exit.NO_DEATH,
+    Outcome.FIRST_DEATH: Exit.DEATH,
+    Outcome.HANG: Exit.DEATH,
+    Outcome.UNDETERMINED: Exit.UNDETERMINED,
+}
 
 
 app = typer.Typer(
@@ -74,7 +84,9 @@ def diagnose_command(
     tz: Annotated[
         str | None, typer.Option("--tz", help="Time zone of log stamps without one (default: local).")
     ] = None,
-    exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when a first death is found.")] = False,
+    exit_zero: Annotated[
+        bool, typer.Option("--exit-zero", help="Exit 0 even when a first death is found or undetermined (1, 3).")
+    ] = False,
     color: Annotated[bool | None, typer.Option("--color/--no-color", help="Force colour on or off.")] = None,
     width: Annotated[int | None, typer.Option(help="Terminal width for the report.")] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks of internal errors.")] = False,
@@ -97,8 +109,8 @@ def diagnose_command(
         result = diagnose(options)
     use_color = sys.stdout.isatty() if color is None else color
     _emit(result, output_format, output, lambda: render_terminal(result, make_console(sys.stdout, width, use_color)))
-    found = result.verdict.first_death is not None
-    raise typer.Exit(Exit.DEATH if found and not exit_zero else Exit.NO_DEATH)
+    status = _OUTCOME_EXIT[result.verdict.outcome]
+    raise typer.Exit(Exit.NO_DEATH if exit_zero else status)
 
 
 @contextlib.contextmanager

@@ -18,8 +18,6 @@ from rankautopsy.prefilter import Untranslatable, prefilter
 
 _T = TypeVar("_T")
 USER_RULE_TIMEOUT = 2.0  # seconds a user's rule may spend on one stream before it is dropped there
-# Progress rules that are not thinned to a rank's first/last/highest step (the pipeline keeps them all).
-THIN_EXEMPT = frozenset({"progress.training-complete"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +45,7 @@ def compile_rule(rule: Rule, index: int = 0) -> CompiledRule:
         bytes_prefilter: bytes | None = prefilter(rule.pattern, ignorecase=rule.ignorecase)
     except Untranslatable:
         bytes_prefilter = None
-    sampled = rule.role is Role.PROGRESS and rule.id not in THIN_EXEMPT
+    sampled = rule.role is Role.PROGRESS and not rule.effects  # a line with an effect is never sampled away
     return CompiledRule(rule, regex.compile(rule.pattern, flags), index, bytes_prefilter, sampled)
 
 

@@ -48,6 +48,29 @@ class Role(StrEnum):
     CONTEXT = "context"
 
 
+class Effect(StrEnum):
+    """What a rule's line does to the timeline, beyond its cause and role. The facts each effect reads
+    are named in rules/README.md; the timeline and the verdict read effects and facts, never rule ids."""
+
+    EXIT = "exit"  # a process or rank ended: rank|ranks|local_rank|pid, exitcode|signal, oom
+    TEARDOWN = "teardown"  # the launcher is stopping a survivor: rank|ranks|local_rank|pid, signal
+    JOB_END = "job_end"  # the launcher or scheduler is ending the whole job
+    COMPLETE = "complete"  # the emitting rank finished its work
+    IDENTITY = "identity"  # ties rank|comm_rank+nranks|local_rank, pid, host, busid together
+    NAMES_CULPRIT = "names_culprit"  # a symptom that names whom it waits for: culprit|culprits|culprit_local_rank
+    NAMES_WAITER = "names_waiter"  # names ranks that are alive and waiting: ranks (their complement is suspect)
+
+
+class Outcome(StrEnum):
+    """What the verdict could establish; the values are the stable ids of the JSON contract."""
+
+    CLEAN = "clean"  # positive evidence that every rank finished, and no failure line
+    FIRST_DEATH = "first_death"  # a first death is named (its rank may be null for a job-wide cause)
+    HANG = "hang"  # a culprit that stopped without dying
+    UNDETERMINED = "undetermined"  # the job failed or was stopped, but the first death cannot be named
+    NO_FAILURE = "no_failure"  # no failure seen, and no positive evidence that every rank finished
+
+
 class StreamKind(StrEnum):
     RANK_LOG = "rank_log"  # one rank's output
     CONSOLE = "console"  # a launcher console: ranks interleaved, launcher lines unprefixed
@@ -127,6 +150,7 @@ class Event:
     facts: Mapping[str, str] = field(default_factory=dict)
     lines: tuple[Evidence, ...] = ()  # extra evidence lines of a multi-line event
     rank_from: str | None = None  # how the rank was attributed: path, prefix, pid, launcher, content
+    effects: frozenset[Effect] = frozenset()  # its rule's, and those of the rule that classified it
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -161,13 +185,14 @@ class RankReport:
 class FirstDeath:
     rank: int | None
     cause: Cause
-    rule: str
+    rule: str | None  # the rule of the decisive event; None when inferred from the whole timeline
     host: str | None = None
     pid: int | None = None
     time: TimeSpan | None = None
     phase: Phase = Phase.TRAINING
     detail: str = ""  # e.g. "ValueError: bad sample 1234"
     evidence: tuple[Evidence, ...] = ()
+    method: str = "own_cause"  # own_cause, exit_status, job_cause, sequence, missing, lagging, unattributed
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,12 +203,26 @@ class RuledOut:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Verdict:
+    outcome: Outcome
     first_death: FirstDeath | None
     confidence: Confidence
     reasoning: tuple[str, ...] = ()
     ruled_out: tuple[RuledOut, ...] = ()
     remediation: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()  # what could not be decided or read
+    caps: tuple[str, ...] = ()  # why the confidence is not higher (the rules of README's "Confidence")
+    unattributed: tuple[Unattributed, ...] = ()  # causes seen that no rank could be tied to
+    not_first: tuple[int, ...] = ()  # ranks that certainly did not die first
+    fetch_next: tuple[str, ...] = ()  # what evidence would settle it
+
+
+@dataclass(frozen=True, slots=True)
+class Unattributed:
+    """A cause seen in the logs that no rank could be tied to ("a CUDA OOM, rank unknown")."""
+
+    cause: Cause
+    where: Location
+    text: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -228,6 +267,7 @@ class Rule:
     status: str = "stable"
     since: str = ""
     aliases: tuple[str, ...] = ()
+    effects: frozenset[Effect] = frozenset()
     match_examples: tuple[Example, ...] = ()
     no_match_examples: tuple[str, ...] = ()
     source: Location | None = None  # pack file and line of the rule's `id:`

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from rankautopsy.assemble import build_events, classify
 from rankautopsy.clocks import ClockContext, live_boot_time, live_uptime, local_zone
 from rankautopsy.lines import Stream, last_signs
-from rankautopsy.matcher import THIN_EXEMPT, CompiledRule, compile_rules
+from rankautopsy.matcher import CompiledRule, compile_rules
 from rankautopsy.model import (
     Cause,
     Diagnosis,
@@ -77,12 +77,17 @@ def diagnose(options: Options) -> Diagnosis:
     tl.notes.extend(notes)
     findings = decide(tl, options.skew)
     verdict = Verdict(
+        outcome=findings.outcome,
         first_death=findings.first,
         confidence=findings.confidence,
         reasoning=tuple(findings.reasoning),
         ruled_out=tuple(findings.ruled_out),
         remediation=remediation_for(findings.first, {c.rule.id: c.rule for c in rules}, load_remediation()),
         notes=tuple(findings.notes),
+        caps=tuple(findings.caps),
+        unattributed=tuple(findings.unattributed),
+        not_first=tuple(findings.not_first),
+        fetch_next=tuple(dict.fromkeys(findings.fetch_next)),
     )
     return Diagnosis(
         verdict=verdict,
@@ -181,7 +186,7 @@ def _thin_progress(events: list[Event]) -> list[Event]:
     """Step lines would be millions of events: keep each rank's first and last, and the highest step."""
     keep: dict[tuple[int | None, str | None], list[int]] = {}
     for i, e in enumerate(events):
-        if e.role is Role.PROGRESS and e.rule not in THIN_EXEMPT:
+        if e.role is Role.PROGRESS and not e.effects:
             keep.setdefault((e.rank, e.facts.get("emitter_local_rank")), []).append(i)
     drop: set[int] = set()
     for indices in keep.values():
@@ -203,9 +208,9 @@ def _error_file_events(source: Source, rules: list[CompiledRule]) -> list[Event]
     first = clean(str(text)).strip().splitlines()[0] if str(text).strip() else ""
     exc_type, _, exc_msg = first.partition(": ")
     facts = {"exc_type": exc_type, "exc_msg": exc_msg}
-    cause, role, by = classify(first, StreamKind.RANK_LOG, rules, "", Cause.PYTHON_EXCEPTION, Role.CAUSE)
-    if by:
-        facts["classified_by"] = by
+    cause, role, by = classify(first, StreamKind.ERROR_JSON, rules, "", Cause.CONTEXT, Role.CONTEXT)
+    if by is None:
+        return []
     if source.where.local_rank is not None:
         facts["emitter_local_rank"] = str(source.where.local_rank)
     time = None
@@ -214,15 +219,16 @@ def _error_file_events(source: Source, rules: list[CompiledRule]) -> list[Event]
         time = TimeSpan(at, at + timedelta(seconds=1))
     return [
         Event(
-            rule="torchrun.error-file",
+            rule=by.rule.rule.id,
             cause=cause,
             role=role,
             where=Location(source.display, 1),
             text=first,
             rank=source.where.rank,
             time=time,
-            facts=facts,
+            facts={**by.facts, **facts},
             rank_from="path" if source.where.rank is not None else None,
+            effects=by.rule.rule.effects,
         )
     ]
 

@@ -68,7 +68,7 @@ def remediation_for(first: FirstDeath | None, rules: Mapping[str, Rule], rem: Re
     """The three layers: fix the dead rank's cause, bound every collective, detect deaths fast."""
     if first is None:
         return ()
-    rule = rules.get(first.rule)
+    rule = rules.get(first.rule) if first.rule is not None else None
     steps = list(rule.remediation) if rule is not None and rule.cause is first.cause else []
     steps = steps or list(rem.fix_cause.get(first.cause, ()))
     layers = (steps, list(rem.timeouts), list(rem.detection))

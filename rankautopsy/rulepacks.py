@@ -8,6 +8,10 @@ Role and cause go together: a `cause` rule names a root cause of the taxonomy, a
 the symptoms (collective_timeout, peer_lost, launcher_teardown, watchdog_abort), and `progress` and
 `context` rules take the cause of the same name. A context line never carries a root cause, so nothing
 downstream can count it as one; its rule id says what it is about.
+
+What a line does to the timeline is its rule's `effects` (a process exited, the launcher tears
+survivors down, the job ended, an identity, a symptom naming whom it waits for); each effect reads
+facts of fixed names, and a rule whose pattern cannot capture the facts its effect needs is refused.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import regex
 import yaml
 
 from rankautopsy.errors import RulePackError
-from rankautopsy.model import Assembly, Cause, Example, Location, Role, Rule, StreamKind
+from rankautopsy.model import Assembly, Cause, Effect, Example, Location, Role, Rule, StreamKind
 from rankautopsy.ruletest import ExampleResult, compile_pattern, describe, run_examples
 
 ID_PATTERN = regex.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*\.[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -37,8 +41,19 @@ SLOW_PATTERN_SECONDS = 0.25  # one adversarial line may take this long before th
 
 _RULE_KEYS = (
     "id", "title", "cause", "role", "streams", "pattern", "ignorecase", "assemble", "why", "falsepositives",
-    "remediation", "references", "status", "since", "aliases", "disable", "examples",
+    "remediation", "references", "status", "since", "aliases", "disable", "examples", "effects",
 )  # fmt: skip
+# The facts each effect reads: a rule with the effect must capture at least one group of each tuple
+# (an empty tuple: nothing required; exit/teardown without a subject group are about the emitting rank).
+EFFECT_FACTS: Mapping[Effect, tuple[frozenset[str], ...]] = {
+    Effect.EXIT: (),
+    Effect.TEARDOWN: (),
+    Effect.JOB_END: (),
+    Effect.COMPLETE: (),
+    Effect.IDENTITY: (frozenset({"pid", "busid", "host"}),),
+    Effect.NAMES_CULPRIT: (frozenset({"culprit", "culprits", "culprit_local_rank"}),),
+    Effect.NAMES_WAITER: (frozenset({"ranks"}),),
+}
 _ROLE_CAUSES = {
     Role.CAUSE: ROOT_CAUSES,
     Role.SYMPTOM: frozenset(c for c in Cause if c.is_symptom),
@@ -318,6 +333,7 @@ def _build_rule(fields: _Fields, rule_id: str, ctx: _Context) -> Rule | None:
         status=status,
         since=fields.text("since"),
         aliases=_read_aliases(fields),
+        effects=fields.choices("effects", Effect, each="effect"),
         match_examples=matches,
         no_match_examples=no_matches,
         source=Location(ctx.report.path, fields.data.key_lines.get("id", fields.data.line)),
@@ -341,11 +357,25 @@ def _check_rule(fields: _Fields, rule: Rule, lines: Mapping[tuple[str, int], int
         fields.problem("remediation", "no remediation: a cause rule needs at least one step")
     if not rule.match_examples or not rule.no_match_examples:
         fields.problem("examples", "no examples: add at least one match and one no_match")
-    if not rule.pattern or not _pattern_ok(fields, rule) or not run:
+    if not rule.pattern or not _pattern_ok(fields, rule):
+        return
+    _check_effects(fields, rule)
+    if not run:
         return
     for result in run_examples([rule]):
         if not result.ok:
             fields.problem_at(lines.get((result.kind, result.index), fields.data.line), describe(result))
+
+
+def _check_effects(fields: _Fields, rule: Rule) -> None:
+    groups = set(compile_pattern(rule.pattern, ignorecase=rule.ignorecase).groupindex)
+    for effect in sorted(rule.effects):
+        for needed in EFFECT_FACTS[effect]:
+            if not groups & needed:
+                names = ", ".join(f"(?P<{name}>...)" for name in sorted(needed))
+                fields.problem("effects", f"effect {effect.value!r} reads a fact the pattern never captures: {names}")
+    if "comm_rank" in groups and "nranks" not in groups:
+        fields.problem("pattern", "a comm_rank is a global rank only with its communicator's size: capture nranks")
 
 
 def _pattern_ok(fields: _Fields, rule: Rule) -> bool:

@@ -1,4 +1,7 @@
-"""Events on one timeline: ranks joined to pids, launcher exits, last signs of life per rank."""
+"""Events on one timeline: ranks joined to pids, launcher exits, last signs of life per rank.
+
+What a line does here comes from its rule's effects and facts (rankautopsy.model.Effect); no rule id
+is named. May import the model, clocks, lines and signals; never the verdict, a renderer or the CLI."""
 
 from __future__ import annotations
 
@@ -10,32 +13,9 @@ from datetime import datetime
 
 from rankautopsy.clocks import ClockContext, parse_torchrun_time
 from rankautopsy.lines import Stream
-from rankautopsy.model import Cause, Event, Role, StreamKind, TimeSpan
+from rankautopsy.model import Cause, Effect, Event, Role, StreamKind, TimeSpan
+from rankautopsy.signals import as_signal, signal_number
 
-# Launcher rules whose facts report a worker's exit (exitcode, pid, rank or local rank).
-EXIT_RULES = frozenset(
-    {
-        "torchrun.worker-failed",
-        "torchrun.failure-entry",
-        "torchrun.mp-spawn-terminated",
-        "slurm.task-exit",
-        "mpi.noticed-signal",
-        "mpi.first-failed-process",
-    }
-)
-TEARDOWN_RULES = frozenset({"torchrun.closing-signal", "torchrun.forceful-kill", "torchrun.spawn-terminating"})
-COMPLETE_RULES = frozenset({"progress.training-complete"})
-_SIGNALS = {"SIGKILL": 9, "SIGSEGV": 11, "SIGABRT": 6, "SIGBUS": 7, "SIGTERM": 15, "SIGFPE": 8, "SIGILL": 4}
-# strsignal() texts, as srun, bash and mpirun print them
-_SIGNAL_TEXTS = {
-    "Killed": 9,
-    "Segmentation fault": 11,
-    "Aborted": 6,
-    "Bus error": 7,
-    "Terminated": 15,
-    "Floating point exception": 8,
-    "Illegal instruction": 4,
-}
 _KERNEL_HOST = re.compile(r"(?:dmesg|kern(?:el)?|journal)[-_.](?P<host>[A-Za-z][\w-]*)", re.IGNORECASE)
 
 
@@ -70,19 +50,24 @@ class Timeline:
     root_cause_rank: int | None = None  # what torchrun's "Root Cause" entry named
     end: datetime | None = None  # the latest time seen in any input
     ctx: ClockContext | None = None
+    sweeps: dict[str, int] = field(default_factory=dict)  # source -> line from which the launcher tears all down
 
 
 def build_timeline(streams: Sequence[Stream], per_stream: Sequence[list[Event]], ctx: ClockContext) -> Timeline:
-    events = [_kernel_host(e, s) for s, evs in zip(_kernel_hosts(per_stream), per_stream, strict=True) for e in evs]
+    kernel = {s.source.display for s in streams if s.kind is StreamKind.KERNEL}
+    hosts = _kernel_hosts(per_stream)
+    events = [_kernel_host(e, h, kernel) for h, evs in zip(hosts, per_stream, strict=True) for e in evs]
     tl = Timeline(events, {}, {}, [], ctx=ctx)
     local_to_rank = LocalRanks.learn(streams, events)
-    tl.events = [_resolve_local(e, local_to_rank) for e in tl.events]
+    seen_hosts = len({h for e in tl.events if (h := short_host(e.host)) is not None})
+    tl.events = [_resolve_local(e, local_to_rank, seen_hosts) for e in tl.events]
     tl.pids = _pid_map(tl.events, local_to_rank)
     buses = _bus_map(tl.events, tl.pids)
     tl.events = [_join_pid(e, tl.pids, buses) for e in tl.events]
     tl.events.sort(key=_order_key)
     for stream in streams:
         _last_seen(stream, tl, local_to_rank)
+    tl.sweeps = _sweeps(tl.events)
     for index, event in enumerate(tl.events):
         _apply(tl, index, event, local_to_rank)
     tl.end = max((s.latest for s in (e.time for e in tl.events) if s is not None), default=None)
@@ -116,13 +101,18 @@ class LocalRanks:
                 if rank is not None and local is not None and stream.rank_from:
                     known.by_source.setdefault((stream.source.display, local), rank)
         for e in events:
-            if e.rule == "torchrun.failure-entry" and "rank" in e.facts and "local_rank" in e.facts:
+            if e.effects & {Effect.EXIT, Effect.IDENTITY} and "rank" in e.facts and "local_rank" in e.facts:
                 rank, local = int(e.facts["rank"]), int(e.facts["local_rank"])
                 known.by_source.setdefault((e.where.source, local), rank)
                 if host := short_host(e.facts.get("host")):
                     known.by_host.setdefault((host, local), rank)
                 known.anywhere.setdefault(local, set()).add(rank)
         return known
+
+    def knows(self, source: str, local: int, host: str | None = None) -> bool:
+        """Whether a table or a line tied this local rank to a global one (else resolve() assumes)."""
+        by_host = host is not None and (host, local) in self.by_host
+        return (source, local) in self.by_source or by_host or len(self.anywhere.get(local, ())) == 1
 
     def resolve(self, source: str, local: int, host: str | None = None) -> int:
         if (source, local) in self.by_source:
@@ -143,49 +133,102 @@ def _kernel_hosts(per_stream: Sequence[list[Event]]) -> list[str | None]:
     return hosts
 
 
-def _kernel_host(event: Event, host: str | None) -> Event:
-    if event.host is not None or host is None or not _is_kernel_rule(event):
+def _kernel_host(event: Event, host: str | None, kernel: set[str]) -> Event:
+    if event.host is not None or host is None or event.where.source not in kernel:
         return event
     return dataclasses.replace(event, host=host)
 
 
-def _is_kernel_rule(event: Event) -> bool:
-    return event.rule.startswith(("kernel.", "nvidia."))
-
-
-def _resolve_local(event: Event, local: LocalRanks) -> Event:
+def _resolve_local(event: Event, local: LocalRanks, hosts: int) -> Event:
     if event.rank is not None or "emitter_local_rank" not in event.facts:
         return event
-    rank = local.resolve(event.where.source, int(event.facts["emitter_local_rank"]), short_host(event.host))
-    return dataclasses.replace(event, rank=rank, rank_from="local_rank")
+    number, host = int(event.facts["emitter_local_rank"]), short_host(event.host)
+    rank = local.resolve(event.where.source, number, host)
+    known = local.knows(event.where.source, number, host) or hosts <= 1
+    return dataclasses.replace(event, rank=rank, rank_from="local_rank" if known else "local_rank_assumed")
 
 
 def _pid_map(events: Iterable[Event], local: LocalRanks) -> dict[int, int]:
-    """pid -> rank, from the launcher's exit reports and NCCL's init lines for the whole-job communicator."""
+    """pid -> rank, from identity lines (a rank's own pid, NCCL's init line for the whole-job
+    communicator) and from the launcher's exit reports."""
     pids: dict[int, int] = {}
-    inits = [e for e in events if e.rule == "nccl.init-complete" and e.pid is not None]
-    world = max((int(e.facts["nranks"]) for e in inits), default=0)
-    for e in inits:
-        if int(e.facts["nranks"]) == world and e.pid is not None:
-            pids.setdefault(e.pid, int(e.facts["comm_rank"]))
-    for e in events:
-        if e.pid is None or e.rule not in EXIT_RULES:
-            continue
-        rank = _exit_rank(e, local)
-        if rank is not None:
+    identities = [e for e in events if Effect.IDENTITY in e.effects and e.pid is not None]
+    world = max((_int(e.facts.get("nranks")) or 0 for e in identities), default=0)
+    for e in identities:
+        rank = _identity_rank(e, world, local)
+        if rank is not None and e.pid is not None:
             pids.setdefault(e.pid, rank)
+    for e in events:
+        if e.pid is None or Effect.EXIT not in e.effects:
+            continue
+        ranks = subjects(e, local, {})
+        if len(ranks) == 1:
+            pids.setdefault(e.pid, ranks[0])
     return pids
 
 
+def _identity_rank(event: Event, world: int, local: LocalRanks) -> int | None:
+    if "comm_rank" in event.facts:  # a communicator's rank is the global rank only for the whole job's
+        return _int(event.facts["comm_rank"]) if _int(event.facts.get("nranks")) == world else None
+    ranks = subjects(event, local, {})
+    return ranks[0] if len(ranks) == 1 else None
+
+
 def _bus_map(events: Iterable[Event], pids: dict[int, int]) -> dict[int, list[tuple[str | None, int]]]:
-    """PCI bus id -> (host, rank), from NCCL's init lines: how an Xid's PCI address finds its rank."""
+    """PCI bus id -> (host, rank), from identity lines that name a device: how an Xid finds its rank."""
     buses: dict[int, list[tuple[str | None, int]]] = {}
     for e in events:
-        if e.rule == "nccl.init-complete" and e.pid in pids and "busid" in e.facts:
-            entry = (short_host(e.facts.get("host")), pids[e.pid] if e.pid is not None else -1)
-            if entry not in buses.setdefault(int(e.facts["busid"], 16), []):
-                buses[int(e.facts["busid"], 16)].append(entry)
+        if Effect.IDENTITY not in e.effects or "busid" not in e.facts:
+            continue
+        rank = pids.get(e.pid) if e.pid is not None else e.rank
+        bus = bus_of(e.facts["busid"]) if ":" in e.facts["busid"] else _hex(e.facts["busid"])
+        if rank is None or bus is None:
+            continue
+        entry = (short_host(e.facts.get("host") or e.host), rank)
+        if entry not in buses.setdefault(bus, []):
+            buses[bus].append(entry)
     return buses
+
+
+def _hex(text: str) -> int | None:
+    try:
+        return int(text, 16)
+    except ValueError:
+        return None
+
+
+def _int(text: str | None) -> int | None:
+    return int(text) if text is not None and text.lstrip("-").isdigit() and len(text) < 12 else None
+
+
+_RANGE = re.compile(r"(\d{1,7})(?:-(\d{1,7}))?")
+MAX_LISTED_RANKS = 100_000
+
+
+def expand_ranks(text: str) -> list[int]:
+    """`3,7,9-12` or `[0-3,8]` (srun's task lists, a stall inspector's rank list) -> the ranks."""
+    out: list[int] = []
+    for m in _RANGE.finditer(text):
+        low, high = int(m[1]), int(m[2] or m[1])
+        if high < low or len(out) + high - low >= MAX_LISTED_RANKS:
+            break
+        out.extend(range(low, high + 1))
+    return out
+
+
+def subjects(event: Event, local: LocalRanks, pids: Mapping[int, int]) -> list[int]:
+    """The ranks a line is about: a rank (or list) it names, a local rank, a pid; else its emitter."""
+    facts = event.facts
+    if (rank := _int(facts.get("rank"))) is not None:
+        return [rank]
+    if "ranks" in facts:
+        return expand_ranks(facts["ranks"])
+    if (local_rank := _int(facts.get("local_rank"))) is not None:
+        host = short_host(facts.get("host") or event.host)
+        return [local.resolve(event.where.source, local_rank, host)]
+    if event.pid is not None and event.pid in pids:
+        return [pids[event.pid]]
+    return [event.rank] if event.rank is not None else []
 
 
 def bus_of(pci: str) -> int | None:
@@ -195,14 +238,6 @@ def bus_of(pci: str) -> int | None:
         return int(digits + ("0" if "." not in pci else ""), 16)
     except ValueError:
         return None
-
-
-def _exit_rank(event: Event, local: LocalRanks) -> int | None:
-    if "rank" in event.facts:
-        return int(event.facts["rank"])
-    if "local_rank" in event.facts:
-        return local.resolve(event.where.source, int(event.facts["local_rank"]), short_host(event.facts.get("host")))
-    return event.rank
 
 
 def _join_pid(event: Event, pids: dict[int, int], buses: dict[int, list[tuple[str | None, int]]]) -> Event:
@@ -251,28 +286,56 @@ def _state(tl: Timeline, rank: int) -> RankState:
     return tl.ranks[rank]
 
 
+_SUBJECT_FACTS = ("rank", "ranks", "local_rank", "pid")
+_KILL_SIGNALS = frozenset({9, 15})
+
+
+def _sweeps(events: Sequence[Event]) -> dict[str, int]:
+    """A teardown line that names no one (srun's `Job step aborted`, a scheduler's cancel) stops every
+    survivor: the kill-signal exits its source reports after it are teardown, not deaths."""
+    sweeps: dict[str, int] = {}
+    for e in events:
+        if Effect.TEARDOWN in e.effects and e.rank is None and not any(k in e.facts for k in _SUBJECT_FACTS):
+            line = sweeps.get(e.where.source)
+            sweeps[e.where.source] = e.where.line if line is None else min(line, e.where.line)
+    return sweeps
+
+
+def _swept(tl: Timeline, event: Event) -> bool:
+    start = tl.sweeps.get(event.where.source)
+    return start is not None and event.where.line > start and as_signal(exit_code(event.facts)) in _KILL_SIGNALS
+
+
 def _apply(tl: Timeline, index: int, event: Event, local_to_rank: LocalRanks) -> None:
-    if event.rule in EXIT_RULES:
-        rank = _exit_rank(event, local_to_rank)
-        if rank is None:
-            return
-        state = _state(tl, rank)
-        _record_exit(state, index, event, tl.ctx)
-        if event.rule == "torchrun.failure-entry" and event.facts.get("root_cause") == "1":
-            tl.root_cause_rank = rank
+    if Effect.EXIT in event.effects:
+        for rank in subjects(event, local_to_rank, tl.pids):
+            _record_exit(_state(tl, rank), index, event, tl.ctx)
+            if _swept(tl, event):
+                _tear_down(_state(tl, rank), index)
+            if event.facts.get("root_cause") == "1":
+                tl.root_cause_rank = rank
         return
+    if Effect.TEARDOWN in event.effects and event.rank is None:
+        for rank in subjects(event, local_to_rank, tl.pids):
+            _tear_down(_state(tl, rank), index)
     if event.rank is None:
         return
     state = _state(tl, event.rank)
     state.events.append(index)
     state.host = state.host or short_host(event.host)
-    if event.rule in TEARDOWN_RULES and state.torn_down is None:
-        state.torn_down = index
-    if event.rule in COMPLETE_RULES:
+    if Effect.TEARDOWN in event.effects:
+        _tear_down(state, index)
+    if Effect.COMPLETE in event.effects:
         state.completed = index
-    if event.role is Role.PROGRESS and "step" in event.facts:
-        step = int(event.facts["step"])
+    if event.role is Role.PROGRESS and (step := _int(event.facts.get("step"))) is not None:
         state.last_step = step if state.last_step is None else max(state.last_step, step)
+
+
+def _tear_down(state: RankState, index: int) -> None:
+    if index not in state.events:
+        state.events.append(index)
+    if state.torn_down is None:
+        state.torn_down = index
 
 
 def _record_exit(state: RankState, index: int, event: Event, ctx: ClockContext | None) -> None:
@@ -289,7 +352,7 @@ def _record_exit(state: RankState, index: int, event: Event, ctx: ClockContext |
         if noticed is None or table.latest < noticed.latest:
             noticed = table
     if state.exit is None or (state.exit.code is None and code is not None):
-        state.exit = Exit(code, index, noticed, oom=event.facts.get("what") == "Out Of Memory")
+        state.exit = Exit(code, index, noticed, oom="oom" in event.facts)
     elif noticed is not None and (state.exit.noticed is None or noticed.latest < state.exit.noticed.latest):
         state.exit.noticed = noticed
 
@@ -297,21 +360,11 @@ def _record_exit(state: RankState, index: int, event: Event, ctx: ClockContext |
 def exit_code(facts: Mapping[str, str]) -> int | None:
     """torchrun's convention: negative codes are signals."""
     if (code := facts.get("exitcode")) is not None:
-        try:
-            return int(code)
-        except ValueError:
-            return None
-    what = (facts.get("what") or "").removesuffix(" (core dumped)")
-    if what in _SIGNAL_TEXTS or what == "Out Of Memory":
-        return -_SIGNAL_TEXTS.get(what, 9)
-    signal = facts.get("signal")
-    if signal in _SIGNAL_TEXTS:
-        return -_SIGNAL_TEXTS[signal]
-    if signal in _SIGNALS:
-        return -_SIGNALS[signal]
-    if signal and str(signal).isdigit():
-        return -int(signal)
-    return None
+        return _int(code)
+    if "oom" in facts:
+        return -9
+    number = signal_number(facts.get("signal")) or signal_number(facts.get("what"))
+    return -number if number is not None else None
 
 
 def is_symptom(event: Event) -> bool:

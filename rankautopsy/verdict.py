@@ -1,4 +1,8 @@
-"""The differential diagnosis: which rank died first (or hung), why, how sure, and who else fell."""
+"""The differential diagnosis: which rank died first (or hung), why, how sure, and who else fell.
+
+The outcome and the confidence follow the written rules of README's "How sure it is": every cap on
+the confidence is recorded with its reason. Reads the timeline's effects and facts, never rule ids.
+May import the model, the timeline and signals; never a renderer or the CLI."""
 
 from __future__ import annotations
 
@@ -9,28 +13,26 @@ from datetime import datetime, timedelta
 from rankautopsy.model import (
     Cause,
     Confidence,
+    Effect,
     Event,
     Evidence,
     FirstDeath,
+    Outcome,
     Phase,
     Role,
     RuledOut,
     TimeSpan,
+    Unattributed,
 )
-from rankautopsy.timeline import TEARDOWN_RULES, RankState, Timeline, is_symptom
+from rankautopsy.signals import as_signal, signal_cause, signal_name
+from rankautopsy.timeline import RankState, Timeline, expand_ranks, is_symptom
 
-_SIGNAL_CAUSE = {
-    -9: Cause.KILLED,
-    -11: Cause.SEGFAULT,
-    -6: Cause.ABORT,
-    -7: Cause.BUS_ERROR,
-    -15: Cause.KILLED,
-    -8: Cause.SEGFAULT,
-    -4: Cause.SEGFAULT,
+# How a rank was tied to its line, and whether that channel is reliable enough for `high`.
+_RELIABLE = frozenset({"prefix", "path", "pid", "launcher", "local_rank", "gpu"})
+_CHANNEL_WORDS = {
+    "content": "the rank was read from the message text (a process-group rank, not always the global one)",
+    "local_rank_assumed": "a local rank was taken as the global rank (no table maps it, several hosts)",
 }
-_SHELL_CODES = {137: -9, 139: -11, 134: -6, 135: -7, 143: -15, 136: -8, 132: -4}
-_SIGNAL_NAME = {-9: "SIGKILL", -11: "SIGSEGV", -6: "SIGABRT", -7: "SIGBUS", -15: "SIGTERM", -8: "SIGFPE", -4: "SIGILL"}
-_RELIABLE = frozenset({"prefix", "path", "pid", "launcher", "local_rank", "content"})
 
 
 @dataclass(slots=True)
@@ -60,12 +62,27 @@ class Findings:
     ruled_out: list[RuledOut]
     notes: list[str]
     culprit_events: list[int]
+    outcome: Outcome = Outcome.NO_FAILURE
+    caps: list[str] = field(default_factory=list)
+    unattributed: list[Unattributed] = field(default_factory=list)
+    not_first: list[int] = field(default_factory=list)
+    fetch_next: list[str] = field(default_factory=list)
+
+    def cap(self, level: Confidence, why: str) -> None:
+        """Lower the confidence to at most `level`, saying why."""
+        if _LEVELS[level] < _LEVELS[self.confidence]:
+            self.confidence = level
+        if why not in self.caps:
+            self.caps.append(why)
+
+
+_LEVELS = {Confidence.LOW: 0, Confidence.MEDIUM: 1, Confidence.HIGH: 2}
 
 
 def signal_code(code: int | None) -> int | None:
-    if code is None:
-        return None
-    return _SHELL_CODES.get(code, code)
+    """An exit status in torchrun's convention: a shell's 137 is -9."""
+    signal = as_signal(code)
+    return -signal if signal is not None else code
 
 
 def decide(tl: Timeline, skew: timedelta) -> Findings:
@@ -77,8 +94,9 @@ def decide(tl: Timeline, skew: timedelta) -> Findings:
             torn_down.pop(c.rank, None)
     candidates += _job_candidates(tl)
     _unattributed_oom(tl, candidates)
-    candidates.sort(key=_time_key)
+    candidates.sort(key=lambda c: _time_key(tl, c))
     f = Findings(None, Confidence.HIGH, candidates, collateral, torn_down, clean, [], [], list(tl.notes), [])
+    f.unattributed = _unattributed(tl, candidates)
     if candidates:
         _name_death(tl, f, skew)
     elif not _name_hang_by_sequence(tl, f):
@@ -87,8 +105,140 @@ def decide(tl: Timeline, skew: timedelta) -> Findings:
         _stopped_by_scheduler(tl, f)
     elif f.first is not None:
         _stopped_with_the_job(tl, f)
+    if f.first is None:
+        _settle_without_culprit(tl, f)
+    else:
+        _cap_for_the_unseen(tl, f)
     _rule_out(tl, f)
+    first = f.first.rank if f.first else None
+    f.not_first = sorted((f.collateral.keys() | f.torn_down.keys() | f.clean) - {first})
     return f
+
+
+def failure_seen(tl: Timeline) -> bool:
+    """Any sign that the job did not end well: a cause or symptom line, an abnormal exit, a job's end."""
+    for e in tl.events:
+        if e.role in (Role.CAUSE, Role.SYMPTOM) or Effect.JOB_END in e.effects or Effect.TEARDOWN in e.effects:
+            return True
+    return any(r.exit is not None and r.exit.code not in (0, None) for r in tl.ranks.values())
+
+
+def _settle_without_culprit(tl: Timeline, f: Findings) -> None:
+    """No rank named: clean, no failure seen, or undetermined with what is known and what to fetch."""
+    if not failure_seen(tl):
+        ended = [r for r in tl.ranks.values() if r.rank in f.clean]
+        if tl.ranks and len(ended) == len(tl.ranks) and not _missing_ranks(tl):
+            f.outcome, f.confidence = Outcome.CLEAN, Confidence.HIGH
+            f.reasoning.append(f"every rank seen ({len(ended)}) finished: an exit 0 or a completion line, no failure")
+            return
+        f.outcome = Outcome.NO_FAILURE
+        f.cap(Confidence.MEDIUM, "no failure line, but not every rank logged its end")
+        f.reasoning.append("no failure line was found, and not every rank logged an end (still running, or cut off)")
+        f.fetch_next.append(
+            "if the job is hung, a stack dump of each rank (`py-spy dump --pid PID`) or its NCCL flight record"
+        )
+        return
+    f.outcome = Outcome.UNDETERMINED
+    f.cap(Confidence.MEDIUM, "the job failed but no first death could be named from these logs")
+    causes = {u.cause for u in f.unattributed}
+    if len(causes) == 1:
+        u = f.unattributed[0]
+        f.first = FirstDeath(
+            rank=None,
+            cause=u.cause,
+            rule=None,
+            detail=u.text.strip()[:200],
+            method="unattributed",
+            evidence=(Evidence(u.where, u.text),),
+        )
+        f.cap(Confidence.LOW, "the cause was seen, but on no line tied to a rank")
+        f.reasoning.append(
+            f"a {_label(u.cause)} was logged at {u.where.source}:{u.where.line}, but no rank is tied to it"
+        )
+    elif causes:
+        f.cap(Confidence.LOW, "several causes were seen, none tied to a rank")
+        f.reasoning.append("causes seen without a rank: " + ", ".join(sorted(c.value for c in causes)))
+    else:
+        f.reasoning.append(
+            "the job failed (symptoms, abnormal exits or a launcher ending it), but no rank left a cause"
+        )
+    _what_to_fetch(tl, f)
+
+
+def _what_to_fetch(tl: Timeline, f: Findings) -> None:
+    missing = _missing_ranks(tl)
+    if missing:
+        f.fetch_next.append(f"the logs of rank(s) {ranges(missing)}: they left no line here")
+    if f.unattributed:
+        f.fetch_next.append(
+            "logs that name the rank on every line: torchrun --tee 3 or --log-dir, srun --label, "
+            "mpirun --tag-output, or one file per rank"
+        )
+    killed = [r for r in tl.ranks.values() if r.exit is not None and as_signal(r.exit.code) == 9]
+    if killed and not any(e.cause is Cause.HOST_OOM for e in tl.events):
+        hosts = sorted({r.host or "?" for r in killed})
+        f.fetch_next.append(
+            f"the kernel log of {', '.join(hosts)} (`dmesg -T`, or `journalctl -k`): rank(s) "
+            f"{ranges(sorted(r.rank for r in killed))} were SIGKILLed by an unknown sender"
+        )
+    if not any(r.exit is not None for r in tl.ranks.values()):
+        f.fetch_next.append("the launcher's own output (torchrun's failure table, srun/mpirun exit lines)")
+    if f.collateral and not missing:
+        f.fetch_next.append(
+            "every node's log: the ranks here only waited for a peer, so the culprit's log is elsewhere"
+        )
+
+
+def world_size(tl: Timeline) -> int | None:
+    """The job's size, from the facts that state it (world_size, a whole-job communicator's nranks)."""
+    sizes = [int(v) for e in tl.events for k in ("world_size", "nranks") if (v := e.facts.get(k, "")).isdigit()]
+    sizes = [n for n in sizes if 0 < n <= 1_000_000]
+    return max(sizes) if sizes else None
+
+
+def _missing_ranks(tl: Timeline) -> list[int]:
+    world = world_size(tl)
+    if world is None or world > 100_000:
+        return []
+    return [r for r in range(world) if r not in tl.ranks]
+
+
+def _unattributed(tl: Timeline, candidates: Sequence[Candidate]) -> list[Unattributed]:
+    used = {i for c in candidates for i in c.evidence}
+    return [
+        Unattributed(e.cause, e.where, e.text)
+        for i, e in enumerate(tl.events)
+        if e.role is Role.CAUSE and e.rank is None and i not in used and e.cause is not Cause.TIME_LIMIT
+    ]
+
+
+def _cap_for_the_unseen(tl: Timeline, f: Findings) -> None:
+    """What the logs do not show can lower the confidence in a named culprit."""
+    missing = _missing_ranks(tl)
+    if missing and f.first is not None and f.first.rank is not None:
+        f.cap(
+            Confidence.MEDIUM, f"rank(s) {ranges(missing)} of the job left no log here: one of them may have died first"
+        )
+        f.fetch_next.append(f"the logs of rank(s) {ranges(missing)}")
+    first = f.first
+    earlier = [
+        u for u in f.unattributed if first is not None and first.rank is not None and _maybe_before(tl, u, first.time)
+    ]
+    if earlier:
+        u = earlier[0]
+        f.cap(
+            Confidence.MEDIUM, f"a {_label(u.cause)} tied to no rank ({u.where.source}:{u.where.line}) may be earlier"
+        )
+        f.notes.append(
+            f"a {_label(u.cause)} at {u.where.source}:{u.where.line} is tied to no rank and may have come first"
+        )
+
+
+def _maybe_before(tl: Timeline, u: Unattributed, death: TimeSpan | None) -> bool:
+    event = next((e for e in tl.events if e.where == u.where), None)
+    if event is None or event.time is None or death is None:
+        return True
+    return event.time.earliest <= death.latest
 
 
 def _job_candidates(tl: Timeline) -> list[Candidate]:
@@ -112,23 +262,15 @@ def _unattributed_oom(tl: Timeline, candidates: list[Candidate]) -> None:
         c.inferred = True
 
 
-# Lines that say the launcher is ending the whole job: ranks with no end of their own went with it.
-JOB_END_RULES = frozenset(
-    {"mpi.noticed-signal", "mpi.nonzero-exit", "mpi.first-failed-process", "slurm.step-aborted",
-     "slurm.cancelled", "torchrun.child-failed-error", "deepspeed.killing-subprocess"}
-)  # fmt: skip
-
-
 def _stopped_with_the_job(tl: Timeline, f: Findings) -> None:
-    ended = next((e for e in tl.events if e.rule in JOB_END_RULES), None)
+    """A line that ends the whole job: ranks with no end of their own went with it."""
+    ended = next((e for e in tl.events if Effect.JOB_END in e.effects), None)
     if ended is None:
         return
     settled = f.collateral.keys() | f.torn_down.keys() | f.clean | {c.rank for c in f.candidates}
     for r in tl.ranks.values():
         if r.rank not in settled and r.exit is None:
-            f.torn_down[r.rank] = (
-                f"stopped when the launcher ended the job ({ended.rule}, {ended.where.source}:{ended.where.line})"
-            )
+            f.torn_down[r.rank] = f"stopped when the launcher ended the job ({ended.where.source}:{ended.where.line})"
 
 
 def _stopped_by_scheduler(tl: Timeline, f: Findings) -> None:
@@ -138,10 +280,14 @@ def _stopped_by_scheduler(tl: Timeline, f: Findings) -> None:
             f.torn_down.setdefault(rank, "stopped by the scheduler when the job ended")
 
 
-def _time_key(c: Candidate) -> tuple[int, datetime, datetime]:
+def _time_key(tl: Timeline, c: Candidate) -> tuple[int, datetime, datetime, str, int]:
+    """Earliest death first; deaths the clocks cannot place fall back to the order their lines were
+    written in one stream (srun and mpirun print exits in the order they noticed them)."""
+    where = tl.events[c.evidence[0]].where if c.evidence else None
+    order = (where.source, where.line) if where is not None else ("", 0)
     if c.time is None:
-        return (1, datetime.max, datetime.max)
-    return (0, c.time.latest.replace(tzinfo=None), c.time.earliest.replace(tzinfo=None))
+        return (1, datetime.max, datetime.max, *order)
+    return (0, c.time.latest.replace(tzinfo=None), c.time.earliest.replace(tzinfo=None), *order)
 
 
 def _bystanders(tl: Timeline) -> tuple[dict[int, str], dict[int, str], set[int]]:
@@ -166,7 +312,7 @@ def _bystanders(tl: Timeline) -> tuple[dict[int, str], dict[int, str], set[int]]
 def _infer_teardown(tl: Timeline, collateral: dict[int, str], torn_down: dict[int, str], clean: set[int]) -> None:
     """The launcher stopped N pids it never tied to a rank, and N ranks just stop with no end of their
     own: those ranks are the ones it stopped."""
-    stopped = [e for e in tl.events if e.rule in TEARDOWN_RULES and e.rank is None]
+    stopped = [e for e in tl.events if Effect.TEARDOWN in e.effects and e.rank is None and e.pid is not None]
     settled = collateral.keys() | torn_down.keys() | clean
     silent = [
         r.rank
@@ -237,8 +383,8 @@ def _candidate(tl: Timeline, r: RankState) -> Candidate | None:
         return Candidate(r.rank, cause, e.rule, _death_time(tl, r, None, {}), recorded[:1], _detail(e))
     if code is None or code == 0 or r.exit is None:
         return None
-    cause = _SIGNAL_CAUSE.get(code, Cause.SILENT_EXIT if code > 0 else Cause.KILLED)
-    detail = f"exit code {code}" + (f" ({_SIGNAL_NAME[code]})" if code in _SIGNAL_NAME else ", no message")
+    cause = signal_cause(-code) if code < 0 else Cause.SILENT_EXIT
+    detail = f"exit code {code}" + (f" ({signal_name(-code)})" if code < 0 else ", no message")
     if r.exit.oom:
         cause, detail = Cause.HOST_OOM, "the scheduler reports it ran out of memory (" + detail + ")"
     time = _death_time(tl, r, None, {})
@@ -311,21 +457,36 @@ def _name_death(tl: Timeline, f: Findings, skew: timedelta) -> None:
     others = f.candidates[1:]
     e = tl.events[first.evidence[0]]
     unordered = [c for c in others if not _ordered(tl, first, c, skew)]
+    f.outcome = Outcome.FIRST_DEATH
     f.first = _first_death(tl, first)
     f.culprit_events = list(first.evidence)
     f.reasoning.append(_why_first(tl, first, e))
     if unordered:
         ranks = ", ".join(str(c.rank) for c in unordered)
-        f.confidence = Confidence.MEDIUM
+        f.cap(Confidence.MEDIUM, "another death cannot be ordered against it by the clocks")
+        source = e.where.source
+        by_line = all(c.evidence and tl.events[c.evidence[0]].where.source == source for c in unordered)
+        why = (
+            f"it was reported first in {source} (line order: the order the launcher noticed the exits)"
+            if by_line and first.time is None
+            else "its death is bounded earliest"
+        )
         f.notes.append(
             f"the clocks cannot order rank {first.rank}'s death against rank(s) {ranks} "
-            f"(within {skew.total_seconds():g} s skew or no time); rank {first.rank} is named "
-            "because its death is bounded earliest"
+            f"(within {skew.total_seconds():g} s skew or no time); rank {first.rank} is named because {why}"
         )
-    elif (first.from_exit_only and others) or first.inferred:
-        f.confidence = Confidence.MEDIUM
-    if first.rank is not None and e.rank_from not in _RELIABLE and not first.from_exit_only:
-        f.confidence = Confidence.LOW
+    if first.from_exit_only:
+        f.cap(Confidence.MEDIUM, "the cause is read from an exit status alone, not from a line of the rank's own")
+        if others:
+            f.cap(Confidence.LOW, "several ranks died and this one left only an exit status")
+    if first.inferred:
+        f.cap(Confidence.MEDIUM, "the cause is inferred from a line not tied to this rank")
+    channel = e.rank_from if not first.from_exit_only else "launcher"
+    if first.rank is not None and channel not in _RELIABLE:
+        f.cap(
+            Confidence.MEDIUM,
+            _CHANNEL_WORDS.get(channel or "", "the rank was not tied to its line by a reliable channel"),
+        )
     if f.collateral:
         f.reasoning.append(
             f"{len(f.collateral)} other rank(s) only reported symptoms (timeouts, lost peers): "
@@ -339,6 +500,7 @@ def _name_death(tl: Timeline, f: Findings, skew: timedelta) -> None:
             f"one: run `dmesg -T | grep -iE 'out of memory|killed process|oom'` on {host}{when}, "
             "or pass that host's kernel log with --dmesg"
         )
+        f.fetch_next.append(f"the kernel log of {host}{when} (`dmesg -T`): who sent the SIGKILL")
     if first.phase is Phase.SHUTDOWN:
         f.reasoning.append(f"rank {first.rank} had completed training before it died: it died on exit")
 
@@ -378,6 +540,7 @@ def _first_death(tl: Timeline, c: Candidate) -> FirstDeath:
         phase=c.phase,
         detail=c.detail,
         evidence=evidence,
+        method="exit_status" if c.from_exit_only else ("job_cause" if c.rank is None else "own_cause"),
     )
 
 
@@ -425,7 +588,8 @@ def _name_sequence_culprit(
     f.first = FirstDeath(
         rank=rank,
         cause=Cause.HANG,
-        rule="rankautopsy.behind-in-sequence",
+        rule=None,
+        method="sequence",
         host=r.host,
         pid=r.pid,
         time=TimeSpan(r.last_seen, r.last_seen) if r.last_seen else None,
@@ -434,7 +598,7 @@ def _name_sequence_culprit(
         evidence=_evidence(tl, mine + theirs),
     )
     f.culprit_events = mine + theirs
-    f.confidence = Confidence.HIGH
+    f.outcome = Outcome.HANG
     others = sorted(x for x in seqs if x != rank)
     f.reasoning.append(
         f"NCCL's watchdog status: rank {rank} last enqueued work {low} while rank(s) {ranges(others)} enqueued up "
@@ -443,33 +607,73 @@ def _name_sequence_culprit(
 
 
 def _name_hang(tl: Timeline, f: Findings) -> None:
+    """No rank left a cause: the rank the others waited for, by elimination, votes, or lagging progress."""
     reporters = set(f.collateral)
     if not reporters:
-        f.confidence = Confidence.HIGH
-        if tl.ranks:
-            f.reasoning.append("no rank left a cause, a symptom or an abnormal exit")
+        _name_laggard(tl, f)
         return
-    suspects = [r for r in tl.ranks.values() if r.rank not in reporters and r.rank not in f.clean]
+    alive = _named_waiters(tl) | reporters
+    suspects = [r for r in tl.ranks.values() if r.rank not in alive and r.rank not in f.clean]
+    cause_of: dict[int, Cause] = {}
+    if not suspects:  # a rank that left early with exit 0 while the others waited for it
+        suspects = [r for r in tl.ranks.values() if r.rank in f.clean and r.completed is None and r.rank not in alive]
+        cause_of = {r.rank: Cause.SILENT_EXIT for r in suspects}
+    voted = _votes(tl)
+    unseen = [rank for rank in _missing_ranks(tl) if rank not in alive]
+    if voted is not None and voted not in alive:
+        suspects = [_state_or_new(tl, voted)]
+    elif not suspects and len(unseen) == 1:
+        suspects = [_state_or_new(tl, unseen[0])]
     if not suspects:
-        f.confidence = Confidence.LOW
         f.notes.append(
             "every rank seen reported a symptom (timeout or lost peer) and none left a cause: "
             "the culprit may be a rank whose log is missing, or another host"
         )
         return
     culprit = min(suspects, key=_progress_key)
-    peer_lost = sum(1 for r in reporters if "peer lost" in f.collateral[r])
-    cause = Cause.SILENT_EXIT if peer_lost > len(reporters) / 2 else Cause.HANG
+    lost = sum(1 for r in reporters if _first_symptom_cause(tl, r) is Cause.PEER_LOST)
+    cause = cause_of.get(culprit.rank) or (Cause.SILENT_EXIT if lost > len(reporters) / 2 else Cause.HANG)
     evidence = [i for i in culprit.events if tl.events[i].role is Role.PROGRESS][-1:]
     waits = [i for r in reporters for i in tl.ranks[r].events if is_symptom(tl.events[i])]
     evidence += sorted(waits, key=lambda i: (tl.events[i].cause is not Cause.COLLECTIVE_TIMEOUT, i))[:1]
     if culprit.torn_down is not None:
         evidence.append(culprit.torn_down)
+    _name_culprit(tl, f, culprit, cause, evidence, "missing")
+    stopped_alive = culprit.torn_down is not None and cause is Cause.HANG
+    if voted is not None and voted == culprit.rank:
+        f.reasoning.append(f"the waiting ranks' own messages name rank {culprit.rank} as the one they wait for")
+        f.cap(Confidence.MEDIUM, "the culprit is named by the waiting ranks' messages, not by a line of its own")
+    elif len(suspects) == 1:
+        f.reasoning.append(f"rank {culprit.rank} is the only rank that did not report a timeout or lost peer")
+        if not (len(reporters) >= 2 and stopped_alive):
+            f.cap(Confidence.MEDIUM, "named by elimination: the only rank that did not report waiting")
+    else:
+        f.reasoning.append(
+            f"rank {culprit.rank} made the least progress of the {len(suspects)} ranks that reported nothing"
+        )
+        f.cap(Confidence.LOW, "several ranks reported nothing; the one with the least progress is named")
+    if culprit.rank not in tl.ranks or not culprit.events:
+        f.cap(
+            Confidence.MEDIUM, f"rank {culprit.rank} left no line at all: named because the job's size says it exists"
+        )
+    f.reasoning.append(
+        f"{len(reporters)} rank(s) ({ranges(sorted(reporters))}) waited in a collective for it and reported it"
+    )
+    if stopped_alive:
+        f.reasoning.append(f"rank {culprit.rank} was still alive when the launcher stopped it: it hung, it did not die")
+
+
+def _name_culprit(tl: Timeline, f: Findings, culprit: RankState, cause: Cause, evidence: list[int], how: str) -> None:
     time = TimeSpan(culprit.last_seen, culprit.last_seen) if culprit.last_seen else None
+    f.collateral.pop(culprit.rank, None)
+    f.torn_down.pop(culprit.rank, None)
+    f.clean.discard(culprit.rank)
+    f.outcome = Outcome.HANG if cause is Cause.HANG else Outcome.FIRST_DEATH
     f.first = FirstDeath(
         rank=culprit.rank,
         cause=cause,
-        rule="rankautopsy.missing-from-collective",
+        rule=None,
+        method=how,
         host=culprit.host,
         pid=culprit.pid,
         time=time,
@@ -477,21 +681,66 @@ def _name_hang(tl: Timeline, f: Findings) -> None:
         evidence=_evidence(tl, evidence),
     )
     f.culprit_events = evidence
-    alive = culprit.torn_down is not None and cause is Cause.HANG
-    if len(suspects) == 1 and len(reporters) >= 2 and alive:
-        f.confidence = Confidence.HIGH
-    else:
-        f.confidence = Confidence.MEDIUM if len(suspects) == 1 else Confidence.LOW
+
+
+def _name_laggard(tl: Timeline, f: Findings) -> None:
+    """A job stopped from outside with no cause and no waiting rank: the rank whose progress lags
+    behind every other is the likely hang, at most at medium."""
+    if not failure_seen(tl):
+        return
+    stepped = [r for r in tl.ranks.values() if r.last_step is not None and r.rank not in f.clean]
+    if len(stepped) < 2:
+        return
+    stepped.sort(key=_progress_key)
+    laggard, next_slowest = stepped[0], stepped[1]
+    if laggard.last_step is None or next_slowest.last_step is None or laggard.last_step >= next_slowest.last_step:
+        return
+    evidence = [i for i in laggard.events if tl.events[i].role is Role.PROGRESS][-1:]
+    _name_culprit(tl, f, laggard, Cause.HANG, evidence, "lagging")
     f.reasoning.append(
-        f"rank {culprit.rank} is the only rank that did not report a timeout or lost peer"
-        if len(suspects) == 1
-        else f"rank {culprit.rank} made the least progress of the {len(suspects)} ranks that reported nothing"
+        f"the job was stopped with no cause logged; rank {laggard.rank} reached step {laggard.last_step}, "
+        f"every other rank at least {next_slowest.last_step}"
     )
-    f.reasoning.append(
-        f"{len(reporters)} rank(s) ({ranges(sorted(reporters))}) waited in a collective for it and reported it"
-    )
-    if alive:
-        f.reasoning.append(f"rank {culprit.rank} was still alive when the launcher stopped it: it hung, it did not die")
+    f.cap(Confidence.MEDIUM, "named only because its progress lags: the job was stopped from outside")
+
+
+def _state_or_new(tl: Timeline, rank: int) -> RankState:
+    return tl.ranks.get(rank) or RankState(rank)
+
+
+def _first_symptom_cause(tl: Timeline, rank: int) -> Cause | None:
+    events = tl.ranks[rank].events
+    return next((tl.events[i].cause for i in events if is_symptom(tl.events[i])), None)
+
+
+def _votes(tl: Timeline) -> int | None:
+    """The rank that symptom lines name as the one they wait for, when they agree."""
+    named: set[int] = set()
+    for e in tl.events:
+        if Effect.NAMES_CULPRIT not in e.effects:
+            continue
+        facts = e.facts
+        if facts.get("culprit", "").isdigit():
+            named.add(int(facts["culprit"]))
+        elif "culprits" in facts:
+            named.update(expand_ranks(facts["culprits"]))
+        elif facts.get("culprit_local_rank", "").isdigit() and e.rank is not None:
+            named.add(int(facts["culprit_local_rank"]) + (e.rank - e.rank % _node_width(tl)))
+    return next(iter(named)) if len(named) == 1 else None
+
+
+def _node_width(tl: Timeline) -> int:
+    """Ranks per node, when every host holds the same number of them (else 1: local equals global)."""
+    per_host: dict[str, int] = {}
+    for r in tl.ranks.values():
+        if r.host:
+            per_host[r.host] = per_host.get(r.host, 0) + 1
+    widths = set(per_host.values())
+    return widths.pop() if len(widths) == 1 and len(per_host) > 1 else max(len(tl.ranks), 1)
+
+
+def _named_waiters(tl: Timeline) -> set[int]:
+    return {rank for e in tl.events if Effect.NAMES_WAITER in e.effects for rank in expand_ranks(e.facts["ranks"])}
 
 
 def _hang_detail(r: RankState, cause: Cause) -> str:

@@ -15,6 +15,7 @@ from rankautopsy.model import (
     FirstDeath,
     Input,
     Location,
+    Outcome,
     Phase,
     RankReport,
     Role,
@@ -183,6 +184,7 @@ def exception_diagnosis() -> Diagnosis:
         ),
     )
     verdict = Verdict(
+        outcome=Outcome.FIRST_DEATH,
         first_death=FirstDeath(
             rank=2,
             cause=Cause.PYTHON_EXCEPTION,
@@ -362,6 +364,7 @@ def oom_diagnosis() -> Diagnosis:
         ),
     )
     verdict = Verdict(
+        outcome=Outcome.FIRST_DEATH,
         first_death=FirstDeath(
             rank=3,
             cause=Cause.HOST_OOM,
@@ -457,6 +460,7 @@ def clean_diagnosis() -> Diagnosis:
         for r in range(2)
     )
     verdict = Verdict(
+        outcome=Outcome.CLEAN,
         first_death=None,
         confidence=Confidence.HIGH,
         reasoning=(
@@ -558,6 +562,7 @@ def hang_diagnosis() -> Diagnosis:
         time=TimeSpan(at("07:00:40.250"), at("07:01:40.250")),
     )
     verdict = Verdict(
+        outcome=Outcome.HANG,
         first_death=FirstDeath(
             rank=CULPRIT,
             cause=Cause.HANG,

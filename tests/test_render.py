@@ -21,6 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rich.console import Console
 
+import rankautopsy
 from rankautopsy.model import (
     Cause,
     Confidence,
@@ -29,6 +30,7 @@ from rankautopsy.model import (
     Evidence,
     Fate,
     FirstDeath,
+    Outcome,
     Phase,
     RankReport,
     Role,
@@ -123,15 +125,20 @@ def test_hang_groups_ranks_into_ranges() -> None:
 
 def test_clean_run_is_green_no_rank_died() -> None:
     text = terminal_text(clean_diagnosis())
-    assert "rankautopsy — no rank died" in text
+    assert "rankautopsy — clean" in text
     assert "Both ranks reached step 5000" in text
 
 
 def test_abstention_shows_notes() -> None:
     d = exception_diagnosis()
-    verdict = Verdict(first_death=None, confidence=Confidence.LOW, notes=("two ranks died within the skew",))
+    verdict = Verdict(
+        outcome=Outcome.UNDETERMINED,
+        first_death=None,
+        confidence=Confidence.LOW,
+        notes=("two ranks died within the skew",),
+    )
     text = terminal_text(Diagnosis(verdict=verdict, ranks=d.ranks, events=d.events, inputs=d.inputs))
-    assert "No first death found" in text
+    assert "Undetermined" in text
     assert "two ranks died within the skew" in text
 
 
@@ -194,7 +201,7 @@ def test_timeline_folds_runs_and_elides_the_middle() -> None:
 )
 def test_when_is_rendered_as_point_error_or_interval(when: TimeSpan | None, expected: str) -> None:
     fd = FirstDeath(rank=2, cause=Cause.SEGFAULT, rule="kernel.segfault", time=when)
-    verdict = Verdict(first_death=fd, confidence=Confidence.HIGH)
+    verdict = Verdict(outcome=Outcome.FIRST_DEATH, first_death=fd, confidence=Confidence.HIGH)
     assert f"when        {expected}" in terminal_text(Diagnosis(verdict=verdict, ranks=(), events=(), inputs=()))
 
 
@@ -229,6 +236,7 @@ def nasty_diagnosis() -> Diagnosis:
         facts={"k\x1b": NASTY},
     )
     verdict = Verdict(
+        outcome=Outcome.FIRST_DEATH,
         first_death=fd,
         confidence=Confidence.HIGH,
         reasoning=(NASTY,),
@@ -277,7 +285,7 @@ def test_any_text_renders_without_escape_bytes(text: str) -> None:
     ev = Evidence(loc(text, 1), text)
     fd = FirstDeath(rank=0, cause=Cause.ABORT, rule=text, host=text, detail=text, evidence=(ev,))
     d = Diagnosis(
-        verdict=Verdict(first_death=fd, confidence=Confidence.LOW, notes=(text,)),
+        verdict=Verdict(outcome=Outcome.FIRST_DEATH, first_death=fd, confidence=Confidence.LOW, notes=(text,)),
         ranks=(RankReport(rank=0, fate=Fate.FIRST_DEATH, summary=text),),
         events=(),
         inputs=(),
@@ -294,6 +302,23 @@ def test_any_text_renders_without_escape_bytes(text: str) -> None:
 @pytest.mark.parametrize("name", JSON_GOLDEN)
 def test_json_golden(name: str) -> None:
     check_golden(f"{name}.json", render_json(SCENARIOS[name](), VERSION) + "\n")
+
+
+SCHEMA_FILE = Path(rankautopsy.__file__).parent / "schema" / "diagnosis-2.json"
+
+
+def validate_schema(doc: Any) -> None:
+    """The shipped JSON Schema accepts the document (the contract and the renderer agree)."""
+    import jsonschema
+
+    jsonschema.validate(doc, json.loads(SCHEMA_FILE.read_text(encoding="utf-8")))
+
+
+def test_schema_rejects_a_confident_undetermined_verdict() -> None:
+    doc = json.loads(render_json(SCENARIOS["python_exception"](), VERSION))
+    doc["verdict"] |= {"outcome": "undetermined", "first_death": None, "confidence": "high"}
+    with pytest.raises(Exception, match="high"):
+        validate_schema(doc)
 
 
 def _times(doc: Any) -> list[str]:
@@ -315,25 +340,18 @@ def test_json_contract(name: str) -> None:
     d = SCENARIOS[name]()
     doc = json.loads(render_json(d, VERSION))
     assert list(doc) == ["schema", "tool", "verdict", "ranks", "events", "inputs", "skipped"]
-    assert doc["schema"] == 1
+    assert doc["schema"] == 2
     assert doc["tool"] == {"name": "rankautopsy", "version": VERSION}
     verdict = doc["verdict"]
-    assert set(verdict) == {
-        "first_death",
-        "hang",
-        "confidence",
-        "reasoning",
-        "ruled_out",
-        "remediation",
-        "notes",
-    }
+    validate_schema(doc)
+    assert verdict["outcome"] == d.verdict.outcome.value
     fd = d.verdict.first_death
     if fd is None:
         assert verdict["first_death"] is None and verdict["hang"] is False
     else:
         assert verdict["first_death"]["rank"] == fd.rank
         assert verdict["first_death"]["cause"] == fd.cause.value
-        assert verdict["hang"] == (fd.cause is Cause.HANG)
+        assert verdict["hang"] == (d.verdict.outcome is Outcome.HANG)
     assert all(ISO_Z.match(t) for t in _times(doc))
     assert [r["rank"] for r in doc["ranks"]] == [r.rank for r in d.ranks]
     assert all(0 <= i < len(doc["events"]) for r in doc["ranks"] for i in r["events"])
@@ -353,7 +371,7 @@ def test_json_survives_any_text() -> None:
     bad = 'lone \ud800 and pair \ud83d\ude00 and \x00 \x1b \x9b \x7f "quoted"'
     fd = FirstDeath(rank=1, cause=Cause.SEGFAULT, rule="r", detail=bad, evidence=(Evidence(loc(bad, 1), bad),))
     d = Diagnosis(
-        verdict=Verdict(first_death=fd, confidence=Confidence.LOW),
+        verdict=Verdict(outcome=Outcome.FIRST_DEATH, first_death=fd, confidence=Confidence.LOW),
         ranks=d.ranks,
         events=d.events,
         inputs=d.inputs,
@@ -377,7 +395,7 @@ def test_json_is_valid_utf8_json_for_any_text(text: str) -> None:
         facts={text: text},
     )
     d = Diagnosis(
-        verdict=Verdict(first_death=None, confidence=Confidence.LOW, notes=(text,)),
+        verdict=Verdict(outcome=Outcome.UNDETERMINED, first_death=None, confidence=Confidence.LOW, notes=(text,)),
         ranks=(),
         events=(event,),
         inputs=(),

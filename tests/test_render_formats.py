@@ -33,6 +33,7 @@ from rankautopsy.model import (
     Fate,
     FirstDeath,
     Input,
+    Outcome,
     RankReport,
     Role,
     RuledOut,
@@ -112,6 +113,7 @@ def nasty_diagnosis() -> Diagnosis:
         RankReport(rank=2, fate=Fate.FIRST_DEATH, host="node<02>", last_seen=at("07:01:02.345"), summary=NASTY),
     )
     verdict = Verdict(
+        outcome=Outcome.FIRST_DEATH,
         first_death=fd,
         confidence=Confidence.HIGH,
         reasoning=(NASTY,),
@@ -206,7 +208,7 @@ def test_junit_parses_one_case_per_rank(name: str) -> None:
 def test_junit_time_limit_of_unknown_rank_is_a_job_case() -> None:
     d = clean_diagnosis()
     fd = FirstDeath(rank=None, cause=Cause.TIME_LIMIT, rule="slurm.time-limit", detail="CANCELLED DUE TO TIME LIMIT")
-    d = replace(d, verdict=Verdict(first_death=fd, confidence=Confidence.HIGH))
+    d = replace(d, verdict=Verdict(outcome=Outcome.FIRST_DEATH, first_death=fd, confidence=Confidence.HIGH))
     cases = ET.fromstring(render_junit(d)).findall("testsuite/testcase")
     assert cases[0].get("name") == "job"
     failure = cases[0].find("failure")
@@ -288,7 +290,12 @@ def test_html_without_timestamps_says_so() -> None:
     d = exception_diagnosis()
     fd = FirstDeath(rank=2, cause=Cause.SEGFAULT, rule="kernel.segfault")
     ranks = tuple(replace(r, last_seen=None) for r in d.ranks)
-    d = replace(d, events=(), ranks=ranks, verdict=Verdict(first_death=fd, confidence=Confidence.LOW))
+    d = replace(
+        d,
+        events=(),
+        ranks=ranks,
+        verdict=Verdict(outcome=Outcome.FIRST_DEATH, first_death=fd, confidence=Confidence.LOW),
+    )
     page = render_html(d)
     parse_html(page)
     assert "no timeline to draw" in page
@@ -409,7 +416,7 @@ def test_github_bounds_the_warnings() -> None:
 
 def test_github_clean_run_is_a_notice() -> None:
     cmds = commands(render_github(clean_diagnosis()))
-    assert [(c[0], c[1]) for c in cmds] == [("notice", {"title": "rankautopsy: no rank died"})]
+    assert [(c[0], c[1]) for c in cmds] == [("notice", {"title": "rankautopsy: clean"})]
 
 
 def test_github_escaping_fixture() -> None:
@@ -452,7 +459,9 @@ def test_junit_and_html_are_well_formed_for_any_text(text: str) -> None:
     ev = Evidence(loc(text, 1), text)
     fd = FirstDeath(rank=0, cause=Cause.ABORT, rule=text, host=text, detail=text, evidence=(ev,), time=span("07:00:00"))
     d = Diagnosis(
-        verdict=Verdict(first_death=fd, confidence=Confidence.LOW, notes=(text,), remediation=(text,)),
+        verdict=Verdict(
+            outcome=Outcome.FIRST_DEATH, first_death=fd, confidence=Confidence.LOW, notes=(text,), remediation=(text,)
+        ),
         ranks=(RankReport(rank=0, fate=Fate.FIRST_DEATH, host=text, summary=text, last_seen=at("07:00:00")),),
         events=(),
         inputs=(Input(path=text, kind=StreamKind.RANK_LOG),),

@@ -15,7 +15,8 @@ FACT_NAMES = frozenset(
         "rank", "peer_rank", "pg_rank", "local_rank", "pid", "host", "gpu", "pci", "xid", "seq",
         "pg", "comm_rank", "nranks", "busid", "peer", "status",
         "last_enqueued", "last_completed", "op", "timeout_ms", "step", "total_steps", "exitcode",
-        "signal", "exc_type", "exc_msg", "comm", "what", "idx",
+        "signal", "exc_type", "exc_msg", "comm", "what", "idx", "ranks", "oom", "culprit", "culprits",
+        "culprit_local_rank", "world_size",
     }
 )  # fmt: skip
 PACKS = {

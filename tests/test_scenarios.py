@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import yaml
+from test_render import validate_schema
 from typer.testing import CliRunner
 
 from rankautopsy.cli import app
@@ -25,8 +26,10 @@ def _expected(fixture: Path) -> dict[str, Any]:
 def run_json(fixture: Path, args: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[int, dict[str, Any]]:
     monkeypatch.chdir(fixture)
     result = CliRunner().invoke(app, ["diagnose", *args, "--format", "json", "--tz", "UTC"])
-    assert result.exit_code in (0, 1), result.output
-    return result.exit_code, json.loads(result.stdout)
+    assert result.exit_code in (0, 1, 3), result.output
+    doc = json.loads(result.stdout)
+    validate_schema(doc)
+    return result.exit_code, doc
 
 
 def check(expected: dict[str, Any], status: int, report: dict[str, Any]) -> None:

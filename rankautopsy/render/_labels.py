@@ -7,7 +7,20 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from rankautopsy.model import Cause, Diagnosis, Event, Evidence, Fate, FirstDeath, Phase, RankReport, Role, TimeSpan
+from rankautopsy.model import (
+    Cause,
+    Diagnosis,
+    Event,
+    Evidence,
+    Fate,
+    FirstDeath,
+    Outcome,
+    Phase,
+    RankReport,
+    Role,
+    TimeSpan,
+    Verdict,
+)
 from rankautopsy.sources.sanitize import clean
 
 # cause -> (label in the verdict, short label in the timeline)
@@ -128,9 +141,62 @@ def headline(fd: FirstDeath, host: str | None = None, pid: int | None = None) ->
     return f"{who} {verb}: {label}"
 
 
-def had_failures(d: Diagnosis) -> bool:
-    failed_event = any(e.role in (Role.CAUSE, Role.SYMPTOM) for e in d.events)
-    return failed_event or any(r.fate in FAILED_FATES for r in d.ranks)
+OUTCOME_LABELS: dict[Outcome, tuple[str, str]] = {
+    Outcome.CLEAN: ("clean", "Clean: every rank finished, no failure"),
+    Outcome.NO_FAILURE: ("no failure seen", "No failure seen, but not every rank logged its end"),
+    Outcome.UNDETERMINED: ("undetermined", "Undetermined: the job failed, but the first death cannot be named"),
+    Outcome.FIRST_DEATH: ("first death", "First death"),
+    Outcome.HANG: ("hang culprit", "Hang culprit"),
+}
+
+
+def named(v: Verdict) -> FirstDeath | None:
+    """The first death or hang culprit the verdict names; an undetermined cause without a rank is not one."""
+    return v.first_death if v.outcome in (Outcome.FIRST_DEATH, Outcome.HANG) else None
+
+
+def is_clean(v: Verdict) -> bool:
+    return v.outcome in (Outcome.CLEAN, Outcome.NO_FAILURE)
+
+
+def outcome_lines(v: Verdict) -> list[str]:
+    """What a verdict without a named culprit knows, and what would settle it."""
+    lines = list(v.reasoning)
+    if v.outcome is Outcome.UNDETERMINED:
+        if v.first_death is not None:
+            lines.insert(0, f"cause seen: {CAUSE_LABELS[v.first_death.cause][1]}, rank unknown")
+        if v.not_first:
+            lines.append(f"did not die first: rank(s) {rank_ranges(v.not_first)}")
+        lines += [f"fetch next: {step}" for step in v.fetch_next]
+        lines += list(v.notes)
+    return lines or ["There were failures, but none could be attributed to a first death."]
+
+
+def summary_line(v: Verdict) -> str:
+    """The verdict in one line: `rank 3 died first: host OOM (high)`."""
+    fd = named(v)
+    if fd is None:
+        return f"{OUTCOME_LABELS[v.outcome][1]} ({v.confidence.value})"
+    short = CAUSE_LABELS[fd.cause][1]
+    if fd.rank is None:
+        return f"the job ended first: {short} ({v.confidence.value})"
+    verb = "is the hang culprit" if v.outcome is Outcome.HANG else "died first"
+    return f"rank {fd.rank} {verb}: {short} ({v.confidence.value})"
+
+
+def rule_text(fd: FirstDeath) -> str:
+    """The rule of the decisive line, or how the culprit was inferred when no line decides it."""
+    if fd.rule is not None:
+        return fd.rule
+    return _METHODS.get(fd.method, fd.method)
+
+
+_METHODS = {
+    "sequence": "inferred: behind the others in NCCL's work sequence",
+    "missing": "inferred: the rank the others waited for",
+    "lagging": "inferred: its progress lags the others'",
+    "unattributed": "seen on a line tied to no rank",
+}
 
 
 def decisive_evidence(d: Diagnosis) -> Evidence | None:

@@ -13,11 +13,14 @@ from rankautopsy.model import Cause, Diagnosis, Event, Fate, FirstDeath, Locatio
 from rankautopsy.render._labels import (
     CAUSE_LABELS,
     FATE_LABELS,
+    OUTCOME_LABELS,
     PHASE_LABELS,
     clip,
     decisive_evidence,
-    had_failures,
     headline,
+    is_clean,
+    named,
+    outcome_lines,
     plain,
     rank_events,
     rank_ranges,
@@ -32,13 +35,15 @@ _CASUALTIES = (Fate.DIED, Fate.COLLATERAL, Fate.TORN_DOWN)
 
 def render_github(d: Diagnosis) -> str:
     v = d.verdict
-    if v.first_death is not None:
-        lines = [_first_death(d, v.first_death, v), *_casualties(d)]
-    elif had_failures(d):
-        notes = v.notes or ("There were failures, but none could be attributed to a first death.",)
-        lines = [command("warning", "\n".join(notes), title="rankautopsy: no first death found")]
+    fd = named(v)
+    title, words = OUTCOME_LABELS[v.outcome]
+    if fd is not None:
+        lines = [_first_death(d, fd, v), *_casualties(d)]
+    elif not is_clean(v):
+        body = "\n".join((words, *outcome_lines(v)))
+        lines = [command("error", body, title=f"rankautopsy: {title} ({v.confidence.value})")]
     else:
-        lines = [command("notice", "\n".join(("No rank died.", *v.reasoning)), title="rankautopsy: no rank died")]
+        lines = [command("notice", "\n".join((words, *v.reasoning)), title=f"rankautopsy: {title}")]
     return "\n".join(lines)
 
 

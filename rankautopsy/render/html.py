@@ -17,6 +17,7 @@ from rankautopsy.model import Cause, Diagnosis, Event, Evidence, Fate, FirstDeat
 from rankautopsy.render._labels import (
     CAUSE_LABELS,
     FATE_LABELS,
+    OUTCOME_LABELS,
     PHASE_LABELS,
     all_times,
     clip,
@@ -24,10 +25,13 @@ from rankautopsy.render._labels import (
     decisive_evidence,
     evidence_blocks,
     group_ranks,
-    had_failures,
     headline,
+    is_clean,
+    named,
+    outcome_lines,
     rank_events,
     rank_ranges,
+    rule_text,
     ruled_out_line,
     spans_days,
     stamp,
@@ -45,17 +49,17 @@ CELL_CHARS = 300
 
 def render_html(d: Diagnosis) -> str:
     v = d.verdict
-    clean_run = v.first_death is None and not had_failures(d)
+    clean_run = is_clean(v)
     body = [_verdict(d, clean_run), _timeline(d)]
     if v.first_death is not None and v.first_death.evidence:
         body.append(_section("Evidence", _evidence(v.first_death.evidence, decisive_evidence(d))))
     body.append(_section("What to do", _checklist(v.remediation)))
-    title = "What the ranks did" if v.first_death is None else "What the other ranks did"
+    title = "What the ranks did" if named(v) is None else "What the other ranks did"
     body.append(_section(title, _ranks(d.ranks, spans_days(d)), "ranks"))
     if not clean_run:
         body.append(_section("Reasoning", _list("ol", v.reasoning)))
     body.append(_section("Ruled out", _list("ul", [ruled_out_line(r.rank, r.why) for r in v.ruled_out])))
-    if v.first_death is not None or clean_run:
+    if named(v) is not None or clean_run:
         body.append(_section("Notes", _list("ul", v.notes)))
     body.append(_section("Skipped inputs", _list("ul", [f"{s.path}: {s.reason}" for s in d.skipped])))
     body.append(
@@ -79,10 +83,10 @@ def _page(title: str, body: str) -> str:
 
 
 def _title(d: Diagnosis, clean_run: bool) -> str:
-    fd = d.verdict.first_death
+    fd = named(d.verdict)
     if fd is not None:
         return f"rankautopsy: {headline(fd)}"
-    return "rankautopsy: no rank died" if clean_run else "rankautopsy: no first death found"
+    return f"rankautopsy: {OUTCOME_LABELS[d.verdict.outcome][0]}"
 
 
 def _section(title: str, body: str, cls: str = "") -> str:
@@ -116,12 +120,13 @@ def _checklist(items: Sequence[str]) -> str:
 
 def _verdict(d: Diagnosis, clean_run: bool) -> str:
     v = d.verdict
-    if v.first_death is not None:
-        return _death(v.first_death, v)
+    fd = named(v)
+    if fd is not None:
+        return _death(fd, v)
+    words = OUTCOME_LABELS[v.outcome][1]
     if clean_run:
-        return _card("ok", "No rank died", "", _list("ul", v.reasoning))
-    notes = v.notes or ("There were failures, but none could be attributed to a first death.",)
-    return _card("unsure", "No first death found", "", _list("ul", notes))
+        return _card("ok", words, "", _list("ul", v.reasoning))
+    return _card("unsure", words, "", _list("ul", outcome_lines(v)))
 
 
 def _card(kind: str, title: str, detail: str, extra: str) -> str:
@@ -135,7 +140,7 @@ def _death(fd: FirstDeath, v: Verdict) -> str:
     facts = [("when", when_text(fd.time)), ("phase", PHASE_LABELS[fd.phase]), ("confidence", v.confidence.value)]
     ids = ([fd.host] if fd.host else []) + ([] if fd.pid is None else [f"pid {fd.pid}"])
     facts += [("process", ", ".join(ids))] if ids else []
-    facts.append(("rule", fd.rule))
+    facts.append(("rule", rule_text(fd)))
     dl = "".join(f'<div class="fact {k}"><dt>{e(k)}</dt><dd>{e(val)}</dd></div>' for k, val in facts)
     kind = "hang" if fd.cause is Cause.HANG else "dead"
     return _card(kind, headline(fd), fd.detail, f'<dl class="facts">{dl}</dl>')

@@ -1,4 +1,6 @@
-"""The JSON contract (`schema: 1`): the only place where the model is serialised."""
+"""The JSON contract (`schema: 2`): the only place where the model is serialised.
+
+Its JSON Schema ships as rankautopsy/schema/diagnosis-2.json; the changelog is in README's "JSON"."""
 
 from __future__ import annotations
 
@@ -9,12 +11,12 @@ from typing import Any
 
 import rankautopsy
 from rankautopsy.model import (
-    Cause,
     Diagnosis,
     Event,
     Evidence,
     FirstDeath,
     Input,
+    Outcome,
     RankReport,
     RuledOut,
     SkippedInput,
@@ -22,7 +24,7 @@ from rankautopsy.model import (
     Verdict,
 )
 
-SCHEMA = 1
+SCHEMA = 2
 TOOL = "rankautopsy"
 
 JSONObject = dict[str, Any]
@@ -86,6 +88,7 @@ def _first_death(fd: FirstDeath | None) -> JSONObject | None:
         "pid": fd.pid,
         "cause": fd.cause.value,
         "rule": fd.rule,
+        "method": fd.method,
         "phase": fd.phase.value,
         "time": _span(fd.time),
         "detail": fd.detail,
@@ -100,11 +103,19 @@ def _ruled_out(r: RuledOut) -> JSONObject:
 def _verdict(v: Verdict) -> JSONObject:
     fd = v.first_death
     return {
+        "outcome": v.outcome.value,
         "first_death": _first_death(fd),
-        "hang": fd is not None and fd.cause is Cause.HANG,
+        "hang": v.outcome is Outcome.HANG,
         "confidence": v.confidence.value,
+        "confidence_caps": list(v.caps),
         "reasoning": list(v.reasoning),
         "ruled_out": [_ruled_out(r) for r in v.ruled_out],
+        "not_first": list(v.not_first),
+        "unattributed": [
+            {"cause": u.cause.value, "source": u.where.source, "line": u.where.line, "text": u.text}
+            for u in v.unattributed
+        ],
+        "fetch_next": list(v.fetch_next),
         "remediation": list(v.remediation),
         "notes": list(v.notes),
     }
@@ -138,6 +149,7 @@ def _event(e: Event) -> JSONObject:
         "text": e.text,
         "lines": [_evidence(ev) for ev in e.lines],
         "facts": {k: e.facts[k] for k in sorted(e.facts)},
+        "effects": sorted(x.value for x in e.effects),
         "rank_from": e.rank_from,
     }
 

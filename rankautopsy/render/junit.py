@@ -9,13 +9,16 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
-from rankautopsy.model import Cause, Diagnosis, Fate, FirstDeath, RankReport, Role, Verdict
+from rankautopsy.model import Cause, Diagnosis, Fate, FirstDeath, Outcome, RankReport, Role, Verdict
 from rankautopsy.render._labels import (
     CAUSE_LABELS,
     FATE_LABELS,
     clip,
     headline,
+    named,
+    outcome_lines,
     rank_events,
+    rule_text,
     stamp,
     when_text,
     where,
@@ -59,12 +62,12 @@ def _text(parent: ET.Element, tag: str, text: str, **attrs: str) -> ET.Element:
 def _properties(suite: ET.Element, v: Verdict) -> None:
     props = ET.SubElement(suite, "properties")
     fd = v.first_death
-    values = {"confidence": v.confidence.value}
+    values = {"outcome": v.outcome.value, "confidence": v.confidence.value}
     if fd is not None:
         values |= {
             "first_death.rank": "" if fd.rank is None else str(fd.rank),
             "first_death.cause": fd.cause.value,
-            "first_death.rule": fd.rule,
+            "first_death.rule": rule_text(fd),
             "first_death.time": when_text(fd.time),
         }
     for name, value in values.items():
@@ -72,19 +75,24 @@ def _properties(suite: ET.Element, v: Verdict) -> None:
 
 
 def _cases(d: Diagnosis) -> list[ET.Element]:
-    fd = d.verdict.first_death
+    fd = named(d.verdict)
     cases = [_rank_case(d, r) for r in sorted(d.ranks, key=lambda r: r.rank)]
     if fd is not None and fd.rank not in {r.rank for r in d.ranks}:
         name = "job" if fd.rank is None else f"rank {fd.rank}"
         case = ET.Element("testcase", _attrs(classname=SUITE, name=name))
         _text(case, "failure", _death_text(fd, d.verdict), type=fd.cause.value, message=_death_message(fd))
         cases.insert(0, case)
+    if fd is None and d.verdict.outcome is Outcome.UNDETERMINED:
+        case = ET.Element("testcase", _attrs(classname=SUITE, name="job"))
+        message = "the job failed, but the first death cannot be named from these logs"
+        _text(case, "failure", "\n".join(outcome_lines(d.verdict)), type="undetermined", message=message)
+        cases.insert(0, case)
     return cases
 
 
 def _rank_case(d: Diagnosis, r: RankReport) -> ET.Element:
     case = ET.Element("testcase", _attrs(classname=SUITE, name=f"rank {r.rank}"))
-    fd = d.verdict.first_death
+    fd = named(d.verdict)
     if r.fate is Fate.FIRST_DEATH and fd is not None and fd.rank == r.rank:
         _text(case, "failure", _death_text(fd, d.verdict), type=fd.cause.value, message=_death_message(fd))
     elif r.fate in _FAILED:
@@ -99,7 +107,12 @@ def _death_message(fd: FirstDeath) -> str:
 
 
 def _death_text(fd: FirstDeath, v: Verdict) -> str:
-    lines = [_death_message(fd), f"when: {when_text(fd.time)}", f"confidence: {v.confidence.value}", f"rule: {fd.rule}"]
+    lines = [
+        _death_message(fd),
+        f"when: {when_text(fd.time)}",
+        f"confidence: {v.confidence.value}",
+        f"rule: {rule_text(fd)}",
+    ]
     lines += ["", "Evidence:", *(f"{where(ev)}: {clip(ev.text, LINE_CHARS)}" for ev in fd.evidence)]
     lines += _numbered("Reasoning:", v.reasoning)
     lines += _numbered("What to do:", v.remediation)
@@ -111,7 +124,7 @@ def _numbered(title: str, items: Sequence[str]) -> list[str]:
 
 
 def _casualty_text(d: Diagnosis, r: RankReport) -> str:
-    fd = d.verdict.first_death
+    fd = named(d.verdict)
     lines = [f"rank {r.rank}: {FATE_LABELS[r.fate][0]}: {r.summary}"]
     if fd is not None and fd.rank is not None and r.fate is not Fate.DIED:
         what = "hang" if fd.cause is Cause.HANG else "death"

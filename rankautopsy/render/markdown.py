@@ -12,16 +12,20 @@ from collections.abc import Callable, Sequence
 from rankautopsy.model import Diagnosis, Evidence, Fate, FirstDeath, RankReport, StreamKind, Verdict
 from rankautopsy.render._labels import (
     FATE_LABELS,
+    OUTCOME_LABELS,
     PHASE_LABELS,
     clip,
     clock,
     evidence_blocks,
     group_ranks,
-    had_failures,
     headline,
+    is_clean,
+    named,
     one_line,
+    outcome_lines,
     plain,
     rank_ranges,
+    rule_text,
     ruled_out_line,
     spans_days,
     when_text,
@@ -46,17 +50,17 @@ _INPUT_KINDS = {
 
 def render_markdown(d: Diagnosis) -> str:
     v = d.verdict
-    clean_run = v.first_death is None and not had_failures(d)
+    clean_run = is_clean(v)
     parts = [_verdict(d, clean_run)]
     if v.first_death is not None and v.first_death.evidence:
         parts.append(_section("Evidence", _evidence(v.first_death.evidence)))
-    title = "What the ranks did" if v.first_death is None else "What the other ranks did"
+    title = "What the ranks did" if named(v) is None else "What the other ranks did"
     parts.append(_section(title, _ranks(d.ranks, spans_days(d))))
     parts.append(_section("Ruled out", _list("-", [ruled_out_line(r.rank, r.why) for r in v.ruled_out])))
     if not clean_run:
         parts.append(_section("Reasoning", _list("1.", v.reasoning)))
     parts.append(_section("What to do", _list("- [ ]", v.remediation, prose)))
-    if v.first_death is not None or clean_run:
+    if named(v) is not None or clean_run:
         parts.append(_section("Notes", _list("-", v.notes)))
     parts.append(_section("Skipped inputs", _list("-", [f"{s.path}: {s.reason}" for s in d.skipped])))
     parts.append(_footer(d))
@@ -118,12 +122,13 @@ def _list(marker: str, lines: Sequence[str], fmt: Callable[[str], str] = escape)
 
 def _verdict(d: Diagnosis, clean_run: bool) -> str:
     v = d.verdict
-    if v.first_death is not None:
-        return _death(v.first_death, v)
+    fd = named(v)
+    if fd is not None:
+        return _death(fd, v)
+    words = OUTCOME_LABELS[v.outcome][1]
     if clean_run:
-        return "\n\n".join(["## No rank died", _list("-", v.reasoning)]).rstrip()
-    notes = v.notes or ("There were failures, but none could be attributed to a first death.",)
-    return f"## No first death found · {v.confidence.value} confidence\n\n{_list('-', notes)}"
+        return "\n\n".join([f"## {escape(words)}", _list("-", v.reasoning)]).rstrip()
+    return f"## {escape(words)} · {v.confidence.value} confidence\n\n{_list('-', outcome_lines(v))}"
 
 
 def _death(fd: FirstDeath, v: Verdict) -> str:
@@ -132,7 +137,7 @@ def _death(fd: FirstDeath, v: Verdict) -> str:
     ids = ([escape(fd.host)] if fd.host else []) + ([] if fd.pid is None else [f"pid {fd.pid}"])
     if ids:
         facts.append(f"**Process:** {', '.join(ids)}")
-    facts.append(f"**Rule:** {code(fd.rule)}")
+    facts.append(f"**Rule:** {code(rule_text(fd))}")
     lines = [title, " · ".join(facts)]
     if fd.detail:
         lines.append(f"**{escape(fd.detail)}**")

@@ -35,17 +35,22 @@ from rankautopsy.model import (
 from rankautopsy.render._labels import (
     CAUSE_LABELS,
     FATE_LABELS,
+    OUTCOME_LABELS,
     PHASE_LABELS,
     RankGroup,
     all_times,
     clip,
     clock,
     group_ranks,
-    had_failures,
     headline,
+    is_clean,
+    named,
+    outcome_lines,
     plain,
     rank_ranges,
+    rule_text,
     ruled_out_line,
+    summary_line,
     utc,
     when_text,
     where,
@@ -93,22 +98,23 @@ def render_terminal(d: Diagnosis, console: Console) -> None:
 def build_report(d: Diagnosis) -> list[RenderableType]:
     """The report as rich renderables, in reading order."""
     v = d.verdict
-    clean_run = v.first_death is None and not had_failures(d)
+    clean_run = is_clean(v)
     days = sorted({utc(t).date() for t in all_times(d)})
     with_date = len(days) > 1
     timeline = f"Timeline (UTC, {days[0].isoformat()})" if len(days) == 1 else "Timeline (UTC)"
     parts: list[RenderableType] = [_verdict_panel(d, clean_run)]
-    ranks_title = "What the ranks did" if v.first_death is None else "What the other ranks did"
+    ranks_title = "What the ranks did" if named(v) is None else "What the other ranks did"
     parts += _section(ranks_title, _ranks_table(d.ranks, with_date) if d.ranks else None)
     parts += _section(timeline, _timeline(d, with_date))
     parts += _section("Ruled out", _bullets("-", [ruled_out_line(r.rank, r.why) for r in v.ruled_out]))
     if not clean_run:
         parts += _section("Reasoning", _bullets("#", v.reasoning))
     parts += _section("What to do", _bullets("[ ]", v.remediation))
-    if v.first_death is not None or clean_run:
+    if named(v) is not None or clean_run:
         parts += _section("Notes", _bullets("-", v.notes))
     skipped = [f"{s.path}: {s.reason}" for s in d.skipped]
     parts += _section("Skipped inputs", _bullets("-", skipped))
+    parts += [NewLine(), Text(summary_line(v), style="bold")]
     return parts
 
 
@@ -138,12 +144,13 @@ def _bullets(marker: str, lines: Sequence[str]) -> Table | None:
 
 def _verdict_panel(d: Diagnosis, clean_run: bool) -> Panel:
     v = d.verdict
-    if v.first_death is not None:
-        return _death_panel(v.first_death, v)
+    fd = named(v)
+    if fd is not None:
+        return _death_panel(fd, v)
+    title, words = OUTCOME_LABELS[v.outcome]
     if clean_run:
-        return _empty_panel("no rank died", "No rank died", v.reasoning, "green")
-    lines = v.notes or ("There were failures, but none could be attributed to a first death.",)
-    return _empty_panel("no first death found", "No first death found", lines, "yellow")
+        return _empty_panel(title, words, v.reasoning, "green")
+    return _empty_panel(f"{title} ({v.confidence.value})", words, outcome_lines(v), "yellow")
 
 
 def _empty_panel(title: str, headline: str, lines: Sequence[str], colour: str) -> Panel:
@@ -168,7 +175,9 @@ def _death_panel(fd: FirstDeath, v: Verdict) -> Panel:
     if fd.detail:
         grid.add_row("detail", _t(fd.detail, "bold"))
     grid.add_row("confidence", Text(v.confidence.value, style=_CONFIDENCE_STYLES[v.confidence]))
-    grid.add_row("rule", _t(fd.rule, "dim"))
+    if v.caps:
+        grid.add_row("not higher", _t("; ".join(v.caps), "dim"))
+    grid.add_row("rule", _t(rule_text(fd), "dim"))
     grid.add_row("evidence", _evidence(fd.evidence))
     body = Group(_headline(fd), Text(), grid)
     return _panel("hang culprit" if hang else "first death", body, "red")
