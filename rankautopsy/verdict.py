@@ -105,9 +105,9 @@ def decide(tl: Timeline, skew: timedelta) -> Findings:
         _stopped_by_scheduler(tl, f)
     elif f.first is not None:
         _stopped_with_the_job(tl, f)
-    if f.first is None:
+    if f.first is None and f.outcome is not Outcome.UNDETERMINED:
         _settle_without_culprit(tl, f)
-    else:
+    elif f.first is not None:
         _cap_for_the_unseen(tl, f)
     _rule_out(tl, f)
     first = f.first.rank if f.first else None
@@ -249,17 +249,37 @@ def _job_candidates(tl: Timeline) -> list[Candidate]:
     return []
 
 
+# The exits each root cause leaves when nothing else is logged (torchrun's convention: negative = signal).
+_EXITS_OF: dict[Cause, frozenset[int]] = {
+    Cause.HOST_OOM: frozenset({-9}),
+    Cause.SEGFAULT: frozenset({-11, -8, -4}),
+    Cause.ABORT: frozenset({-6}),
+    Cause.BUS_ERROR: frozenset({-7}),
+    Cause.PYTHON_EXCEPTION: frozenset({1}),
+    Cause.CUDA_OOM: frozenset({1, -6}),
+    Cause.CUDA_ERROR: frozenset({1, -6}),
+    Cause.NCCL_ERROR: frozenset({1, -6}),
+    Cause.GPU_HARDWARE: frozenset({1, -6, -9, -11}),
+}
+
+
 def _unattributed_oom(tl: Timeline, candidates: list[Candidate]) -> None:
-    """A SIGKILLed rank and an OOM kill that names no rank we know (a scheduler's oom_kill event, a pid
-    we cannot map): the OOM-killer is the likely sender."""
-    ooms = [i for i, e in enumerate(tl.events) if e.rank is None and e.cause is Cause.HOST_OOM and e.role is Role.CAUSE]
-    killed = [c for c in candidates if c.cause is Cause.KILLED and c.from_exit_only]
-    if ooms and len(killed) == 1:
-        c = killed[0]
-        c.cause, c.from_exit_only = Cause.HOST_OOM, False
-        c.evidence.append(ooms[0])
-        c.detail += "; an OOM kill was logged for a process not tied to a rank"
-        c.inferred = True
+    """One rank died with only an exit status, and one kind of cause was logged on a line tied to no
+    rank (a scheduler's oom_kill event, a pid we cannot map, a console line with no prefix) that
+    leaves that exit: that cause is the likely one, inferred."""
+    loose = [i for i, e in enumerate(tl.events) if e.rank is None and e.role is Role.CAUSE and e.cause in _EXITS_OF]
+    exits = [c for c in candidates if c.from_exit_only and c.rank is not None]
+    kinds = {tl.events[i].cause for i in loose}
+    if len(exits) != 1 or len(kinds) != 1:
+        return
+    c, cause = exits[0], kinds.pop()
+    r = tl.ranks.get(c.rank) if c.rank is not None else None
+    code = signal_code(r.exit.code) if r is not None and r.exit is not None else None
+    if code not in _EXITS_OF[cause]:
+        return
+    c.cause, c.from_exit_only, c.inferred = cause, False, True
+    c.evidence.append(loose[0])
+    c.detail += f"; a {_label(cause)} was logged on a line not tied to a rank"
 
 
 def _stopped_with_the_job(tl: Timeline, f: Findings) -> None:
@@ -362,8 +382,8 @@ def _precedes(tl: Timeline, a: int, b: int) -> bool:
 
 
 def _candidate(tl: Timeline, r: RankState) -> Candidate | None:
-    causes = [i for i in r.events if tl.events[i].role is Role.CAUSE]
     code = signal_code(r.exit.code) if r.exit else None
+    causes = [i for i in r.events if tl.events[i].role is Role.CAUSE and not _after_its_exit(tl, r, i)]
     if causes:
         best = _decisive(tl, causes)
         e = tl.events[best]
@@ -398,6 +418,14 @@ def _candidate(tl: Timeline, r: RankState) -> Candidate | None:
         from_exit_only=True,
         phase=_phase(tl, r, r.exit.event),
     )
+
+
+def _after_its_exit(tl: Timeline, r: RankState, index: int) -> bool:
+    """A cause line written after the launcher had already seen this rank exit belongs to a later
+    life of the rank (a restarted attempt): the first exit was the first death."""
+    noticed = r.exit.noticed if r.exit is not None else None
+    when = tl.events[index].time
+    return noticed is not None and when is not None and noticed.latest < when.earliest
 
 
 def _decisive(tl: Timeline, causes: list[int]) -> int:
@@ -457,6 +485,10 @@ def _name_death(tl: Timeline, f: Findings, skew: timedelta) -> None:
     others = f.candidates[1:]
     e = tl.events[first.evidence[0]]
     unordered = [c for c in others if not _ordered(tl, first, c, skew)]
+    alike = [c for c in unordered if c.from_exit_only and c.cause is first.cause]
+    if first.from_exit_only and alike:
+        _undetermined_tie(tl, f, first, alike)
+        return
     f.outcome = Outcome.FIRST_DEATH
     f.first = _first_death(tl, first)
     f.culprit_events = list(first.evidence)
@@ -481,6 +513,8 @@ def _name_death(tl: Timeline, f: Findings, skew: timedelta) -> None:
             f.cap(Confidence.LOW, "several ranks died and this one left only an exit status")
     if first.inferred:
         f.cap(Confidence.MEDIUM, "the cause is inferred from a line not tied to this rank")
+    if len(tl.ranks) == 1 and (world_size(tl) or 2) > 1:
+        f.cap(Confidence.MEDIUM, "only this rank's lines were seen: another rank may have died first unseen")
     channel = e.rank_from if not first.from_exit_only else "launcher"
     if first.rank is not None and channel not in _RELIABLE:
         f.cap(
@@ -503,6 +537,20 @@ def _name_death(tl: Timeline, f: Findings, skew: timedelta) -> None:
         f.fetch_next.append(f"the kernel log of {host}{when} (`dmesg -T`): who sent the SIGKILL")
     if first.phase is Phase.SHUTDOWN:
         f.reasoning.append(f"rank {first.rank} had completed training before it died: it died on exit")
+
+
+def _undetermined_tie(tl: Timeline, f: Findings, first: Candidate, alike: list[Candidate]) -> None:
+    """Several ranks ended the same way (all SIGABRT, all SIGKILL) and nothing orders them: the exits
+    alone cannot say who went first (a watchdog's abort hits every rank in the same second)."""
+    ranks = sorted(c.rank for c in [first, *alike] if c.rank is not None)
+    f.outcome = Outcome.UNDETERMINED
+    f.reasoning[:] = [
+        f"rank(s) {ranges(ranks)} all ended with the same exit ({first.detail}) and nothing orders them: "
+        "an exit status alone cannot say which died first"
+    ]
+    f.cap(Confidence.LOW, "several ranks ended the same way and no line of their own orders them")
+    f.fetch_next.append(f"the own logs (stderr) of rank(s) {ranges(ranks)}: the first error line decides it")
+    _what_to_fetch(tl, f)
 
 
 def _ordered(tl: Timeline, a: Candidate, b: Candidate, skew: timedelta) -> bool:
@@ -758,7 +806,7 @@ def _progress_key(r: RankState) -> tuple[int, datetime]:
 
 def _rule_out(tl: Timeline, f: Findings) -> None:
     first = f.first.rank if f.first else None
-    for c in f.candidates[1:]:
+    for c in f.candidates[1:] if f.first is not None else []:
         f.ruled_out.append(RuledOut(c.rank, f"it died of {_label(c.cause)} too, but later ({_when(c.time)})"))
     for rank, what in sorted(f.collateral.items()):
         f.ruled_out.append(RuledOut(rank, f"only a symptom: {what}"))

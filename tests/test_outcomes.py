@@ -1,0 +1,95 @@
+"""The verdict's outcome, its confidence caps and the exit status, on small logs in the emitters' formats."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_verdict import run, step_lines
+from typer.testing import CliRunner
+
+from rankautopsy.cli import app
+from rankautopsy.model import Cause, Confidence, Outcome
+
+
+def failed(local_rank: int, code: int, pid: int, second: int = 5) -> str:
+    return (
+        f"E1129 07:10:{second:02d}.000000 4100 torch/distributed/elastic/multiprocessing/api.py:882] "
+        f"failed (exitcode: {code}) local_rank: {local_rank} (pid: {pid}) of binary: /usr/bin/python\n"
+    )
+
+
+def test_ranks_that_all_abort_together_are_undetermined_not_a_guess(tmp_path: Path) -> None:
+    """Every rank SIGABRTed in the same second (a watchdog's abort): the exits cannot order them."""
+    console = step_lines(0, 5) + step_lines(1, 5) + step_lines(2, 5)
+    console += "".join(failed(r, -6, 4200 + r) for r in range(3))
+    d = run(tmp_path, {"console.log": console})
+    assert d.verdict.outcome is Outcome.UNDETERMINED
+    assert d.verdict.first_death is None
+    assert d.verdict.confidence is Confidence.LOW
+    assert any("own logs" in step for step in d.verdict.fetch_next)
+
+
+def test_a_restarted_ranks_later_error_does_not_hide_its_first_death(tmp_path: Path) -> None:
+    """torchrun --max-restarts: rank 0 segfaulted (-11), then failed again with an exception later."""
+    console = (
+        step_lines(0, 3)
+        + failed(0, -11, 4200, second=3)
+        + "2026-11-29 07:10:20,000 ERROR [rank 0] Traceback (most recent call last):\n"
+        + '2026-11-29 07:10:20,000 ERROR [rank 0]   File "train.py", line 3, in <module>\n'
+        + "2026-11-29 07:10:20,000 ERROR [rank 0] ValueError: bad sample\n"
+    )
+    first = run(tmp_path, {"console.log": console}).verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (0, Cause.SEGFAULT)
+
+
+def test_a_cause_on_no_ranks_line_is_reported_with_rank_null(tmp_path: Path) -> None:
+    console = (
+        step_lines(0, 5) + step_lines(1, 5) + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert d.verdict.outcome is Outcome.UNDETERMINED
+    first = d.verdict.first_death
+    assert first is not None and first.rank is None and first.cause is Cause.CUDA_OOM
+    assert d.verdict.confidence is Confidence.LOW
+    assert [u.cause for u in d.verdict.unattributed] == [Cause.CUDA_OOM]
+
+
+def test_no_failure_is_not_clean_without_every_ranks_end(tmp_path: Path) -> None:
+    d = run(tmp_path, {"rank_0.log": step_lines(0, 5), "rank_1.log": step_lines(1, 5)})
+    assert d.verdict.outcome is Outcome.NO_FAILURE
+    assert d.verdict.confidence is not Confidence.HIGH
+
+
+def test_clean_needs_every_rank_to_end(tmp_path: Path) -> None:
+    done = "2026-11-29 07:00:09,000 INFO training completed\n"
+    d = run(tmp_path, {"rank_0.log": step_lines(0, 5) + done, "rank_1.log": step_lines(1, 5) + done})
+    assert d.verdict.outcome is Outcome.CLEAN
+    assert d.verdict.confidence is Confidence.HIGH
+
+
+def test_one_ranks_log_alone_is_never_high(tmp_path: Path) -> None:
+    tb = 'Traceback (most recent call last):\n  File "t.py", line 1, in <module>\nValueError: bad sample 7\n'
+    d = run(tmp_path, {"rank_3.log": step_lines(3, 5) + tb})
+    first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (3, Cause.PYTHON_EXCEPTION)
+    assert d.verdict.confidence is Confidence.MEDIUM
+    assert any("only this rank" in cap for cap in d.verdict.caps)
+
+
+@pytest.mark.parametrize(
+    ("files", "status", "outcome"),
+    [
+        ({"rank_0.log": step_lines(0, 5), "rank_1.log": step_lines(1, 5)}, 0, "no_failure"),
+        ({"console.log": step_lines(0, 5) + step_lines(1, 5) + failed(0, -6, 1) + failed(1, -6, 2)}, 3, "undetermined"),
+        ({"console.log": step_lines(0, 5) + step_lines(1, 5) + failed(1, -9, 2)}, 1, "first_death"),
+    ],
+)
+def test_exit_status_follows_the_outcome(tmp_path: Path, files: dict[str, str], status: int, outcome: str) -> None:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    result = CliRunner().invoke(app, ["diagnose", str(tmp_path), "--format", "json"])
+    assert (result.exit_code, json.loads(result.stdout)["verdict"]["outcome"]) == (status, outcome)
+    zero = CliRunner().invoke(app, ["diagnose", str(tmp_path), "--format", "json", "--exit-zero"])
+    assert zero.exit_code == 0
