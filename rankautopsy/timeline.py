@@ -16,7 +16,15 @@ from rankautopsy.lines import Stream
 from rankautopsy.model import Cause, Effect, Event, Role, StreamKind, TimeSpan
 from rankautopsy.signals import as_signal, signal_number
 
-_KERNEL_HOST = re.compile(r"(?:dmesg|kern(?:el)?|journal)[-_.](?P<host>[A-Za-z][\w-]*)", re.IGNORECASE)
+# A kernel log named for its host: `dmesg-node02.txt`, `node07-dmesg.txt`, `kern_gpu-3.log`. The part
+# after the first dot is an extension, never a host; words that name a dmesg format are not hosts either.
+_KERNEL_HOST = re.compile(
+    r"^(?:(?:dmesg|kern(?:el)?|journal)[-_](?P<after>[A-Za-z][\w-]*)|(?P<before>[A-Za-z][\w-]*?)[-_](?:dmesg|kern(?:el)?|journal))$",
+    re.IGNORECASE,
+)
+_NOT_HOSTS = frozenset(
+    {"raw", "iso", "ctime", "reltime", "delta", "notime", "human", "t", "h", "k", "log", "all", "full", "boot"}
+)
 
 
 @dataclass(slots=True)
@@ -128,8 +136,9 @@ def _kernel_hosts(per_stream: Sequence[list[Event]]) -> list[str | None]:
     hosts: list[str | None] = []
     for evs in per_stream:
         source = evs[0].where.source if evs else ""
-        m = _KERNEL_HOST.search(source.rsplit("/", 1)[-1])
-        hosts.append(m["host"] if m else None)
+        m = _KERNEL_HOST.match(source.rsplit("/", 1)[-1].split(".", 1)[0])
+        host = (m["after"] or m["before"]) if m else None
+        hosts.append(host if host and host.lower() not in _NOT_HOSTS else None)
     return hosts
 
 
