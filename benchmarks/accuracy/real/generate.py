@@ -416,15 +416,15 @@ add(
       "Lightning DDP on CPU, 2 devices; trains and finishes", "clean", None, nproc=2, truth_rank="none",
       why="nothing was injected; fit finished"),
     S("accelerate-raise-rank1", "accelerate", "accelerate",
-      "accelerate launch --cpu --num_processes 3 (torchrun underneath), logging; rank 1 raises at step 4",
+      "accelerate launch --multi_gpu (on CPU) --num_processes 3 (torchrun underneath), logging; rank 1 raises at step 4",
       "first_death", "python_exception", style="logging", faults=["raise:1:4"],
       job=ACC, why="the dataset raised ValueError in rank 1 (pid {pid}) at {when}", needles=["ValueError"]),
     S("accelerate-abort-rank0-loguru", "accelerate", "accelerate",
-      "accelerate launch --cpu --num_processes 2, loguru-like; rank 0 calls os.abort() at step 3",
+      "accelerate launch --multi_gpu (on CPU) --num_processes 2, loguru-like; rank 0 calls os.abort() at step 3",
       "first_death", "abort", nproc=2, style="loguru", faults=["abort:0:3"], job=ACC,
       why="the injector called os.abort() in rank 0 (pid {pid}) at {when}"),
     S("accelerate-clean-hf", "accelerate", "accelerate",
-      "accelerate launch --cpu --num_processes 2, HF-like; finishes", "clean", None, nproc=2, style="hf", job=ACC,
+      "accelerate launch --multi_gpu (on CPU) --num_processes 2, HF-like; finishes", "clean", None, nproc=2, style="hf", job=ACC,
       truth_rank="none", why="nothing was injected; training completed"),
 )
 
@@ -466,7 +466,7 @@ def _in_host(work: Path, host: str, argv: list[str]) -> list[str]:
 def _env(work: Path, port: int) -> dict[str, str]:
     drop = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "OMPI_", "SLURM_",
             "PMI_", "TORCHELASTIC", "ACCELERATE_", "PL_", "CUDA_")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(drop) or k == "SLURM_CONF"}
     venv_bin = str(Path(sys.executable).parent)
     env.update(TZ="UTC", PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1", TMPDIR=str(work / "tmp"),
                JOB_SIDE=str(work / "side"), PATH=venv_bin + ":" + env.get("PATH", "/usr/bin:/bin"),
@@ -519,7 +519,7 @@ def _argvs(sc: Scenario, work: Path, port: int) -> list[tuple[str, list[str], st
     if sc.runner == "lightning":
         return [("node01", [py, "lit_job.py", "--devices", str(sc.nproc), *ja], cons)]
     if sc.runner == "accelerate":
-        return [("node01", [str(bindir / "accelerate"), "launch", "--cpu", "--num_processes", str(sc.nproc),
+        return [("node01", [str(bindir / "accelerate"), "launch", "--multi_gpu", "--num_processes", str(sc.nproc),
                             "--num_machines", "1", "--main_process_port", str(port), "--mixed_precision", "no",
                             "--dynamo_backend", "no", "job.py", *ja], cons)]
     raise ValueError(sc.runner)
@@ -548,6 +548,8 @@ def _launch(sc: Scenario, work: Path) -> Run:
         p = subprocess.Popen(_in_host(work, host, argv), cwd=work / "job", env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
         procs.append(p)
+        if sc.runner == "torchrun2":
+            time.sleep(1.0)  # node01's agent first: c10d assigns node ranks in arrival order
 
         def pump(p: subprocess.Popen = p, target: Path = target) -> None:
             assert p.stdout is not None
@@ -725,6 +727,10 @@ def _check(sc: Scenario, run: Run, case: Path) -> list[str]:
         probs.append(f"clean run exited {run.returncode}")
     if sc.outcome != "clean" and run.returncode == 0 and "restart-recovered" not in sc.id:
         probs.append("faulty run exited 0")
+    if sc.runner == "torchrun2":
+        for r, rec in run.ranks.items():
+            if rec["host"] != HOSTS[r // 2]:
+                probs.append(f"rank {r} landed on {rec['host']} (c10d rendezvous ignores --node-rank)")
     victim = run.injected[0]["pid"] if run.injected else None
     for n in sc.needles:
         n = n.replace("{pid}", str(victim))
@@ -778,6 +784,9 @@ def run_case(sc: Scenario, out_root: Path) -> Path:
             return case
         finally:
             shutil.rmtree(work, ignore_errors=True)
+    failed = out_root / sc.id
+    if failed.exists() and not (failed / "case.yaml").exists():
+        shutil.move(str(failed), str(Path(tempfile.gettempdir()) / f"failed-{sc.id}-{int(time.time())}"))
     raise RuntimeError(f"{sc.id}: {'; '.join(last)}")
 
 
