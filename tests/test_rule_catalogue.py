@@ -20,7 +20,8 @@ FACT_NAMES = frozenset(
     }
 )  # fmt: skip
 PACKS = {
-    "deepspeed", "gloo", "kernel", "kubernetes", "mpi", "nccl", "nvidia", "progress", "python", "pytorch", "slurm",
+    "deepspeed", "gloo", "horovod", "kernel", "kubernetes", "lightning", "mpi", "native", "nccl", "nvidia", "progress",
+    "python", "pytorch", "ray", "slurm",
     "torchrun",
 }  # fmt: skip
 ROLE_CAUSES = {
