@@ -21,6 +21,13 @@ _MPI = re.compile(
 _SRUN = re.compile(r"(?:P\d+ )? *(?P<task>\d+): ")
 # pdsh (DeepSpeed multi-node): `worker-3: ` host labels. Only where the stream is labelled.
 _PDSH = re.compile(r"(?P<host>[A-Za-z0-9][\w.-]*): ")
+# A log collector's layer before a launcher tag (kept only when a tag follows): its timestamp
+# (`2026-11-29 07:00:00,123 `, `2026-11-29T07:00:00.123+00:00 `, `[2026-11-29 07:00:00] `) and/or a
+# host label (`node07: `, with a digit or `-`, so that `Error: [rank3]:` is never read as a host).
+_COLLECTOR_STAMP = re.compile(
+    r"\[?(?P<stamp>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?)\]? "
+)
+_COLLECTOR_HOST = re.compile(r"(?P<host>(?=[\w.-]*[\d-])[A-Za-z0-9][\w.-]{0,62}): ")
 # Viewer exports with leading line numbers: `1234  message` / `1234\tmessage`.
 _NUMBERED = re.compile(r" *(?P<n>\d+)(?:\t| {2,}|: )")
 # A tqdm bar another process left on the line without a newline: `  42%|████▏ | 5/12 [00:01<00:01, 4.5it/s]`.
@@ -61,7 +68,7 @@ PLAIN = Profile()
 def strip_prefixes(line: str, *, srun_labels: bool = False, profile: Profile = PLAIN) -> tuple[str, Prefix]:
     """The message without launcher prefixes, and what they said."""
     srun_labels = srun_labels or profile.srun
-    if not line or (line[0] not in "[0123456789P " and not profile.pdsh):
+    if not line or (line[0] not in "[0123456789P " and not profile.pdsh and ": [" not in line[:80]):
         return line, NO_PREFIX
     rank = local_rank = task = pid = None
     host = stamp = None
@@ -76,6 +83,8 @@ def strip_prefixes(line: str, *, srun_labels: bool = False, profile: Profile = P
         host, pos = m["host"], m.end()
     if srun_labels and (m := _SRUN.match(line, pos)):
         task, pos = int(m["task"]), m.end()
+    if line[pos : pos + 1] != "[" or not _tagged(line, pos + 1):
+        pos, stamp, host = _collector(line, pos, stamp, host)
     if (m := _MPI.match(line, pos)) is not None:
         rank, pos = int(m["rank"]), m.end()
         host = m["host"] or host
@@ -90,6 +99,23 @@ def strip_prefixes(line: str, *, srun_labels: bool = False, profile: Profile = P
     if pos == 0:
         return line, NO_PREFIX
     return line[pos:], Prefix(rank, local_rank, task, host, pid, stamp)
+
+
+def _tagged(line: str, pos: int) -> bool:
+    """Whether a launcher tag starts at `pos - 1` (its `[` already seen): `[rank3]:`, `[default3]:`, `[1,3]<`."""
+    return bool(_MPI.match(line, pos - 1) or _RANK.match(line, pos - 1) or _TEE.match(line, pos - 1))
+
+
+def _collector(line: str, pos: int, stamp: str | None, host: str | None) -> tuple[int, str | None, str | None]:
+    """A collector's timestamp and/or host label at `pos`, taken only when a launcher tag follows them."""
+    at, found_stamp, found_host = pos, None, None
+    if (m := _COLLECTOR_STAMP.match(line, at)) is not None:
+        found_stamp, at = m["stamp"], m.end()
+    if (m := _COLLECTOR_HOST.match(line, at)) is not None:
+        found_host, at = m["host"], m.end()
+    if at == pos or not line.startswith("[", at) or not _tagged(line, at + 1):
+        return pos, stamp, host
+    return at, stamp or found_stamp, found_host or host
 
 
 def is_srun_labelled(sample: list[str]) -> bool:

@@ -1,0 +1,321 @@
+"""Launchers' own reports (mpirun/prterun, Hydra, PALS, srun, DeepSpeed, torchrun) through the whole pipeline.
+
+Every log here is written from the emitter's format strings (the rule's `references:` cite them): what
+each line does to the timeline comes from its rule's effects.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC
+from pathlib import Path
+
+from rankautopsy.model import Cause, Diagnosis, Fate, Outcome
+from rankautopsy.pipeline import Options, diagnose
+
+
+def run(tmp_path: Path, files: dict[str, str]) -> Diagnosis:
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return diagnose(Options(paths=[str(tmp_path)], tz=UTC))
+
+
+def fates(d: Diagnosis) -> dict[int, Fate]:
+    return {r.rank: r.fate for r in d.ranks}
+
+
+def rules(d: Diagnosis) -> set[str]:
+    return {e.rule for e in d.events}
+
+
+def tagged(ranks: range, text: str, space: str = "") -> str:
+    return "".join(f"[1,{r}]<stdout>:{space}{text}\n" for r in ranks)
+
+
+DASHES = "-" * 74 + "\n"
+
+
+# ---- Open MPI 4 (ORTE) and 5 (PRRTE) ----
+
+
+def test_ompi4_noticed_signal_names_the_killed_rank(tmp_path: Path) -> None:
+    log = (
+        tagged(range(4), "step 1")
+        + DASHES
+        + "Primary job  terminated normally, but 1 process returned\n"
+        + "a non-zero exit code. Per user-direction, the job has been aborted.\n"
+        + DASHES
+        + DASHES
+        + "mpirun noticed that process rank 2 with PID 4242 on node node07 exited on signal 9 (Killed).\n"
+        + DASHES
+    )
+    d = run(tmp_path, {"console.log": log})
+    first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (2, Cause.KILLED)
+    assert fates(d) == {0: Fate.TORN_DOWN, 1: Fate.TORN_DOWN, 2: Fate.FIRST_DEATH, 3: Fate.TORN_DOWN}
+
+
+def test_ompi_noticed_with_pid_0_keeps_no_pid(tmp_path: Path) -> None:
+    log = tagged(range(3), "step 1") + (
+        "Mpirun noticed that process rank 1 with PID 0 on node aodexiusi exited on signal 9 (Killed).\n"
+    )
+    d = run(tmp_path, {"console.log": log})
+    first = d.verdict.first_death
+    assert first is not None and first.rank == 1
+    assert first.pid is None
+
+
+def test_prrte_wrapped_noticed_names_the_rank_and_keeps_the_signal_line(tmp_path: Path) -> None:
+    """PRRTE's help text breaks the sentence: `exited on` / `signal 11 (Segmentation fault).`"""
+    log = (
+        tagged(range(4), "step 1", space=" ")
+        + DASHES
+        + "prterun noticed that process rank 3 with PID 4243 on node node07 exited on\n"
+        + "signal 11 (Segmentation fault).\n"
+        + DASHES
+    )
+    d = run(tmp_path, {"console.log": log})
+    assert {"mpi.noticed-signal", "mpi.noticed-signal-wrapped"} <= rules(d)
+    exits = {r.rank for r in d.ranks if r.fate not in (Fate.RUNNING, Fate.COLLATERAL)}
+    assert 3 in exits
+    first = d.verdict.first_death
+    assert first is None or first.rank == 3
+
+
+def test_ompi_first_failed_process_is_a_rank_but_a_daemon_is_not(tmp_path: Path) -> None:
+    log = (
+        tagged(range(4), "step 1")
+        + DASHES
+        + "A critical communication path was lost to:\n\n"
+        + "  My name:      [[6341,0],0]\n  Process name: [[6341,0],2]\n  Node:         node09\n"
+        + DASHES
+        + "mpirun detected that one or more processes exited with non-zero status, thus causing\n"
+        + "the job to be terminated. The first process to do so was:\n\n"
+        + "  Process name: [[6341,1],1]\n  Exit code:    1\n"
+        + DASHES
+    )
+    d = run(tmp_path, {"console.log": log})
+    first = d.verdict.first_death
+    # the exit code is on the next line: until a continuation assembly joins them, rank 1's exit has no code
+    assert first is None or first.rank == 1
+    assert any(e.rule == "mpi.first-failed-process" and e.facts.get("rank") == "1" for e in d.events)
+    assert not any(e.rule == "mpi.first-failed-process" and e.facts.get("rank") == "2" for e in d.events)
+    assert fates(d).get(2) is not Fate.FIRST_DEATH
+
+
+def test_ompi_exited_due_to_process_rank(tmp_path: Path) -> None:
+    rank1 = (
+        "[1,1]<stderr>:Traceback (most recent call last):\n"
+        '[1,1]<stderr>:  File "train.py", line 9, in <module>\n'
+        "[1,1]<stderr>:ValueError: bad sample 77\n"
+    )
+    log = (
+        tagged(range(2), "step 1")
+        + rank1
+        + DASHES
+        + "mpirun has exited due to process rank 1 with PID 0 on\n"
+        + "node node03 exiting improperly. There are three reasons this could occur:\n"
+        + DASHES
+    )
+    d = run(tmp_path, {"console.log": log})
+    first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (1, Cause.PYTHON_EXCEPTION)
+
+
+# ---- MPICH / Intel MPI Hydra, Cray PALS ----
+
+HYDRA = (
+    "\n" + "=" * 83 + "\n"
+    "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n"
+    "{who}"
+    "{how}"
+    "=   CLEANING UP REMAINING PROCESSES\n"
+    "=   YOU CAN IGNORE THE BELOW CLEANUP MESSAGES\n" + "=" * 83 + "\n"
+    "YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Terminated (signal 15)\n"
+)
+
+
+def test_hydra_intel_block_names_the_rank_and_its_own_traceback_says_why(tmp_path: Path) -> None:
+    rank1 = (
+        "[rank1]: Traceback (most recent call last):\n"
+        '[rank1]:   File "train.py", line 9, in <module>\n'
+        "[rank1]: KeyError: 'label'\n"
+    )
+    block = HYDRA.format(who="=   RANK 1 PID 9665 RUNNING AT gpu01\n", how="=   KILLED BY SIGNAL: 9 (Killed)\n")
+    d = run(tmp_path, {"console.log": "[rank0]: step 1\n[rank1]: step 1\n" + rank1 + block})
+    first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (1, Cause.PYTHON_EXCEPTION)
+    assert {"mpi.hydra-process", "mpi.hydra-exit-status", "mpi.hydra-cleanup"} <= rules(d)
+
+
+def test_hydra_exit_string_is_not_a_rank_death(tmp_path: Path) -> None:
+    """The exit string is mpiexec's own status (often the cleanup's SIGTERM): it blames no rank."""
+    block = HYDRA.format(who="=   PID 4827 RUNNING AT fv-az1256-113\n", how="=   EXIT CODE: 134\n")
+    d = run(tmp_path, {"console.log": "[rank0]: step 1\n[rank1]: step 1\n" + block})
+    first = d.verdict.first_death
+    assert first is None or first.cause is not Cause.KILLED
+
+
+def test_pals_rank_lines_first_status_wins_and_sigterm_cascade_is_not_first(tmp_path: Path) -> None:
+    log = (
+        "x3203c0s25b1n0.hsn.cm.polaris.alcf.anl.gov: rank 25 died from signal 6 and dumped core\n"
+        "x3203c0s25b1n0.hsn.cm.polaris.alcf.anl.gov: rank 24 died from signal 15\n"
+        "x3203c0s31b0n0.hsn.cm.polaris.alcf.anl.gov: rank 26 died from signal 15\n"
+    )
+    d = run(tmp_path, {"job.out": log})
+    first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (25, Cause.ABORT)
+
+
+# ---- SLURM ----
+
+
+def srun_steps(ranks: range) -> str:
+    return "".join(f"{r}: 2026-11-29 07:00:01,000 INFO step 1/100\n" for r in ranks)
+
+
+def test_srun_kill_on_bad_exit_sweeps_the_terminated_tasks(tmp_path: Path) -> None:
+    log = srun_steps(range(4)) + (
+        "srun: error: node02: task 2: Exited with exit code 1\n"
+        "srun: Terminating StepId=1234.0\n"
+        "slurmstepd: error: *** STEP 1234.0 ON node01 CANCELLED AT 2026-11-29T07:00:05 ***\n"
+        "srun: error: node01: tasks 0-1,3: Terminated\n"
+        "srun: Force Terminated StepId=1234.0\n"
+    )
+    d = run(tmp_path, {"slurm-1234.out": log})
+    first = d.verdict.first_death
+    assert first is not None and first.rank == 2
+    assert fates(d) == {0: Fate.TORN_DOWN, 1: Fate.TORN_DOWN, 2: Fate.FIRST_DEATH, 3: Fate.TORN_DOWN}
+
+
+def test_srun_signal_with_digits_and_core_dump(tmp_path: Path) -> None:
+    log = srun_steps(range(2)) + "srun: error: gpu[001-002]: task 1: Bus error (core dumped)\n"
+    d = run(tmp_path, {"slurm-1.out": log})
+    first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (1, Cause.BUS_ERROR)
+
+
+def test_slurm_node_failure_ends_the_job_without_blaming_a_torn_down_rank(tmp_path: Path) -> None:
+    log = srun_steps(range(4)) + (
+        "srun: error: Node failure on node02\n"
+        "slurmstepd: error: *** JOB 1235 ON node01 CANCELLED AT 2026-11-29T07:10:05 DUE TO NODE FAILURE, "
+        "SEE SLURMCTLD LOG FOR DETAILS ***\n"
+        "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.\n"
+        "srun: error: node01: tasks 0-1: Killed\n"
+    )
+    d = run(tmp_path, {"slurm-1235.out": log})
+    assert d.verdict.outcome is Outcome.UNDETERMINED
+    assert "slurm.node-failure" in rules(d)
+    assert fates(d)[0] is Fate.TORN_DOWN and fates(d)[1] is Fate.TORN_DOWN
+
+
+def test_slurmd_task_exit_ties_pid_to_task_for_the_kernel_log(tmp_path: Path) -> None:
+    slurmd = (
+        "[2026-11-29T07:01:02.345] [1234.0] task 0 (4239) exited. Killed by signal 9.\n"
+        "[2026-11-29T07:01:03.000] [1234.0] task 1 (4240) exited. Killed by signal 9.\n"
+    )
+    dmesg = (
+        "[Sun Nov 29 07:01:02 2026] Out of memory: Killed process 4239 (python) total-vm:81234567kB, "
+        "anon-rss:71234567kB, file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:140000kB oom_score_adj:0\n"
+    )
+    d = run(tmp_path, {"slurmd.log": slurmd, "dmesg.txt": dmesg})
+    first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (0, Cause.HOST_OOM)
+
+
+# ---- DeepSpeed ----
+
+
+def ds_spawned(pids: dict[int, int]) -> str:
+    return "".join(
+        f"[2026-11-29 10:09:46,{700 + k}] [INFO] [launch.py:256:main] process {pid} spawned with command: "
+        f"['/usr/bin/python', '-u', 'ds_train.py', '--local_rank={k}']\n"
+        for k, pid in pids.items()
+    )
+
+
+def ds_teardown(pids: dict[int, int], code: int) -> str:
+    last = max(pids)
+    kills = "".join(
+        f"[2026-11-29 10:10:06,{228 + k}] [INFO] [launch.py:335:sigkill_handler] Killing subprocess {pid}\n"
+        for k, pid in pids.items()
+    )
+    return kills + (
+        f"[2026-11-29 10:10:06,390] [ERROR] [launch.py:341:sigkill_handler] ['/usr/bin/python', '-u', "
+        f"'ds_train.py', '--local_rank={last}'] exits with return code = {code}\n"
+    )
+
+
+def test_deepspeed_exit_line_never_blames_the_last_spawned_rank(tmp_path: Path) -> None:
+    pids = {0: 11958, 1: 11959, 2: 11960}
+    dmesg = (
+        "[Sun Nov 29 10:10:05 2026] Out of memory: Killed process 11959 (python) total-vm:81234567kB, "
+        "anon-rss:71234567kB, file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:140000kB oom_score_adj:0\n"
+    )
+    d = run(tmp_path, {"console.log": ds_spawned(pids) + ds_teardown(pids, -9), "dmesg.txt": dmesg})
+    first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (1, Cause.HOST_OOM)
+    assert fates(d)[2] is not Fate.FIRST_DEATH
+
+
+def test_deepspeed_exit_line_alone_names_nobody(tmp_path: Path) -> None:
+    pids = {0: 11958, 1: 11959}
+    d = run(tmp_path, {"console.log": ds_spawned(pids) + ds_teardown(pids, 1)})
+    first = d.verdict.first_death
+    assert first is None or first.rank != 1
+    assert d.verdict.outcome is not Outcome.CLEAN
+
+
+def test_deepspeed_exits_successfully_is_a_completion(tmp_path: Path) -> None:
+    pids = {0: 11958, 1: 11959}
+    done = "".join(
+        f"[2026-11-29 10:20:00,00{k}] [INFO] [launch.py:367:main] Process {pid} exits successfully.\n"
+        for k, pid in pids.items()
+    )
+    d = run(tmp_path, {"console.log": ds_spawned(pids) + done})
+    assert d.verdict.first_death is None
+    assert set(fates(d).values()) <= {Fate.EXITED_CLEAN}
+
+
+# ---- torchrun / Accelerate consoles, collectors' prefixes ----
+
+
+def test_torchrun_failure_line_wrapped_before_binary(tmp_path: Path) -> None:
+    log = (
+        "[default0]:2026-11-29 07:00:01,000 INFO step 1/100\n"
+        "[default1]:2026-11-29 07:00:01,000 INFO step 1/100\n"
+        "E1129 07:00:05.000000 4100 torch/distributed/elastic/multiprocessing/api.py:882] failed (exitcode: -11) "
+        "local_rank: 1 (pid: 4243) of\n"
+        "binary: /usr/bin/python\n"
+    )
+    d = run(tmp_path, {"console.log": log})
+    first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (1, Cause.SEGFAULT)
+
+
+def test_collector_timestamp_and_host_before_rank_prefix(tmp_path: Path) -> None:
+    log = (
+        "2026-11-29T07:00:01.000Z node07: [rank0]: step 1\n"
+        "2026-11-29 07:00:01,500 [rank1]: step 1\n"
+        "2026-11-29 07:00:02,000 node08: [rank1]: Traceback (most recent call last):\n"
+        '2026-11-29 07:00:02,000 node08: [rank1]:   File "train.py", line 9, in <module>\n'
+        "2026-11-29 07:00:02,000 node08: [rank1]: ValueError: bad sample 1234\n"
+    )
+    d = run(tmp_path, {"console.log": log})
+    first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (1, Cause.PYTHON_EXCEPTION)
+    assert first.time is not None
+
+
+def test_mp_spawn_terminating_pids_are_victims(tmp_path: Path) -> None:
+    log = (
+        "W1129 09:26:00.684000 9867 torch/multiprocessing/spawn.py:165] Terminating process 9887 via signal SIGTERM\n"
+        "Traceback (most recent call last):\n"
+        '  File "main.py", line 40, in <module>\n'
+        "    mp.spawn(worker, nprocs=2)\n"
+        "torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with signal SIGSEGV\n"
+    )
+    d = run(tmp_path, {"console.log": log})
+    first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (1, Cause.SEGFAULT)
