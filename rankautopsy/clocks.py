@@ -312,6 +312,28 @@ class _KernelForm:
     starts: str
     pattern: re.Pattern[str]
     wall: _Builder | None  # None: the form carries only monotonic seconds
+    order_only: bool = False  # a relative stamp: it orders the line after the one before, no time of its own
+
+
+# `dmesg -H` / `--time-format reltime` (util-linux sys-utils/dmesg.c, print_reltime): the local minute
+# `[Nov29 07:00] ` (strftime "%b%d %H:%M") on the first line of each minute, else the seconds since the line
+# before, `[  +0.000316] `; `--time-format delta` prints `[<    0.000012>] `. The minute form is an
+# interval of a whole minute (no year: ctx.year); the relative forms carry no time, only their order.
+_RELTIME = rf"\[(?P<mon>{_MON})(?P<d>[ \d]?\d) (?P<H>\d\d):(?P<M>\d\d)\] ?"
+_RELTIME_DELTA = r"\[ *\+ *\d{1,10}\.\d{1,9}\] ?|\[< *\d{1,10}\.\d{1,9}>\] ?"
+_MINUTE = timedelta(minutes=1)
+
+
+def _from_reltime(m: re.Match[str], ctx: ClockContext) -> TimeSpan | None:
+    """`[Nov29 07:00]`: the whole local minute, in ctx.year."""
+    date = (ctx.year, _MONTHS[m["mon"]], int(m["d"]))
+    hour, minute = int(m["H"]), int(m["M"])
+    try:
+        wall = datetime(*date, hour, minute, tzinfo=UTC)
+        low, high = _offsets(ctx.tz, (*date, hour, minute))
+        return TimeSpan(wall - high, wall - low + _MINUTE)
+    except (ValueError, OverflowError):
+        return None
 
 
 _KERNEL_TAIL = rf"(?P<host>\S+) kernel: (?:{_MONO} ?)?"
@@ -332,6 +354,9 @@ _KERNEL_FORMS = (
         _compile(_SYSLOG + rf" (?:{_KERNEL_TAIL}|(?P<ihost>\S+) )"),
         _from_syslog,
     ),
+    # dmesg -H / --time-format reltime: `[Nov29 07:00] ` and `[  +0.000316] `; --time-format delta
+    _KernelForm("[", _compile(_RELTIME), _from_reltime),
+    _KernelForm("[", _compile(_RELTIME_DELTA), None, order_only=True),
 )
 _KERNEL_BY_FIRST = _by_first_char(_KERNEL_FORMS)
 # the `<6>` of `dmesg -r`, the `kern  :info  : ` of `dmesg -x`
@@ -346,7 +371,10 @@ def parse_kernel_line(text: str, ctx: ClockContext) -> KernelStamp | None:
     - `dmesg --time-format iso` `2026-11-29T07:00:00,123456+01:00 msg`;
     - journalctl short `Nov 29 07:00:00 host kernel: msg`, short-precise (`.123456`),
       short-iso `2026-08-18T19:05:24+0200 host kernel: msg`, short-monotonic `[ 1234.567890] host kernel: msg`;
-    - rsyslog kern.log `Dec 23 23:28:17 host kernel: [  179.437927] msg` (both clocks filled).
+    - rsyslog kern.log `Dec 23 23:28:17 host kernel: [  179.437927] msg` (both clocks filled);
+    - `dmesg -H` / `--time-format reltime` `[Nov29 07:00] msg` (the whole minute, ctx.year) and
+      `[  +0.000316] msg`, `--time-format delta` `[<    0.000012>] msg`: relative stamps, which give the
+      line no time (it takes its neighbours') but are stripped from `rest`.
 
     Journal lines of other programs keep their `ident[pid]: ` in `rest`.
     """
@@ -361,6 +389,8 @@ def parse_kernel_line(text: str, ctx: ClockContext) -> KernelStamp | None:
 
 def _kernel_stamp(form: _KernelForm, m: re.Match[str], text: str, ctx: ClockContext) -> KernelStamp | None:
     groups = m.groupdict()
+    if form.order_only:
+        return KernelStamp(None, None, None, text[m.end() :])
     mono = float(groups["mono"]) if groups.get("mono") else None
     wall = form.wall(m, ctx) if form.wall else _boot_relative(mono, ctx.boot_time)
     if wall is None and mono is None:

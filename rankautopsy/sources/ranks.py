@@ -38,12 +38,29 @@ def rank_from_path(path: PurePath, *, kubeflow: bool = False) -> PathRank:
 
 
 # A logging format that names the rank near the start of every line: `[rank 2]`, `[RANK 2]`, `rank=2`,
-# `[rank2]`. Trusted only where the text before it has the shape most of the stream's lines have (so that
-# "timed out waiting for rank 3" in rank 0's message never counts), and never as `[PG ... Rank N]`.
-_CONTENT_RANK = re.compile(r"(?<![\w-])\[?rank[ =:_]?(?P<n>\d+)\]?(?=[\s\]:|,])", re.IGNORECASE)
+# `[rank2]`, Lightning's `[rank: 2]`, and the old c10 `[E ProcessGroupNCCL.cpp:563] [Rank 2]`. Trusted only
+# where the text before it has the shape most of the stream's lines have (so that "timed out waiting for
+# rank 3" in rank 0's message never counts), and never as `[PG ... Rank N]` (read separately, below).
+_CONTENT_RANK = re.compile(r"(?<![\w-])\[?rank(?:: |[ =:_])?(?P<n>\d+)\]?(?=[\s\]:|,])", re.IGNORECASE)
 _HEAD = 80
 _DIGITS = re.compile(r"\d+")
 _WORDS = re.compile(r"[A-Za-z_]+")
+# Lightning passes the LOCAL rank to `[rank: N]` in these two messages (signal_connector.py,
+# subprocess_script.py): they never say which global rank wrote the line.
+_LOCAL_RANK_MESSAGES = ("Received SIGTERM", "Child process with PID")
+# `[Rank N]` is ProcessGroupNCCL's WorkNCCL prefix: the rank in *that* process group. It is the global
+# rank only while the stream shows no sub-group; its shapes carry this mark so that they can be dropped.
+_PG_RANK_MARK = "\x00Rank"
+# ProcessGroupNCCL's own log prefix (createLogPrefix): `[PG ID 0 PG GUID 0(default_pg) Rank 2]` (>= ~2.5),
+# `[PG 0 (default_pg) Rank 3]` (~2.4), `[PG 0 Rank 25]` (~2.3). The rank is the one in that process group:
+# the global rank only for the default group (id 0, or described as default_pg).
+_PG_PREFIX = re.compile(
+    r"\[PG (?:ID )?(?P<id>\d+)(?: PG GUID [^\s(\]]+)? ?(?:\((?P<desc>[^)\]]*)\))? Rank (?P<n>\d+)\]"
+)
+_PG_HEAD = 200
+# The shape that stands for "this stream is PyTorch distributed output": default-PG prefixes in it are read.
+_PG_SHAPE = "\x00pg"
+_TORCH_DISTRIBUTED = re.compile(r"\[PG |ProcessGroup(?:NCCL|Gloo)|NCCL INFO|torch[./]distributed|\bc10d\b")
 
 
 def _shape(text: str) -> str:
@@ -54,28 +71,61 @@ def _rank_token(message: str) -> tuple[int, str] | None:
     m = _CONTENT_RANK.search(message, 0, _HEAD)
     if m is None or "PG" in message[max(0, m.start() - 24) : m.start()]:
         return None
-    if message.startswith("[Rank", m.start()):
+    if message.startswith(_LOCAL_RANK_MESSAGES, m.end() + 1):
         return None
-    return int(m["n"]), _shape(message[: m.start()])
+    shape = _shape(message[: m.start()])
+    if message.startswith("[Rank", m.start()):
+        shape += _PG_RANK_MARK
+    return int(m["n"]), shape
+
+
+def default_pg_rank(message: str) -> int | None:
+    """The global rank a ProcessGroupNCCL prefix of the default process group names, or None (no prefix,
+    or a sub-group's, whose rank is not the global one)."""
+    if "[PG " not in message[:_PG_HEAD]:
+        return None
+    m = _PG_PREFIX.search(message, 0, _PG_HEAD)
+    if m is None:
+        return None
+    desc = m["desc"]
+    default = desc == "default_pg" or (m["id"] == "0" and not desc)
+    return int(m["n"]) if default else None
+
+
+def _sub_group(message: str) -> bool:
+    m = _PG_PREFIX.search(message, 0, _PG_HEAD) if "[PG " in message[:_PG_HEAD] else None
+    return m is not None and default_pg_rank(message) is None
 
 
 def content_rank(message: str, shapes: frozenset[str]) -> int | None:
-    """The rank a line's own logging header names, or None."""
+    """The rank a line's own logging header names, or None. A default-PG prefix counts in streams of
+    PyTorch distributed output (the `_PG_SHAPE` mark); any other rank field only in a learnt shape."""
+    if _PG_SHAPE in shapes and (rank := default_pg_rank(message)) is not None:
+        return rank
     token = _rank_token(message)
     return token[0] if token is not None and token[1] in shapes else None
 
 
 def content_rank_shapes(messages: list[str]) -> frozenset[str]:
     """The header shapes before a rank field that a stream's logging format puts on its lines: a shape
-    seen on several lines naming different ranks (an interleaved console), or on most lines."""
+    seen on several lines naming different ranks (an interleaved console), or on most lines. Plus the
+    `_PG_SHAPE` mark when the stream is PyTorch distributed output, and without the `[Rank N]` shapes
+    when it shows a sub-group (whose `[Rank N]` is not the global rank)."""
     lines = [m for m in messages if m.strip()]
     seen: dict[str, set[int]] = {}
     counts: dict[str, int] = {}
+    torch_distributed = sub_groups = False
     for message in lines:
         if (token := _rank_token(message)) is not None:
             rank, shape = token
             seen.setdefault(shape, set()).add(rank)
             counts[shape] = counts.get(shape, 0) + 1
-    return frozenset(
-        shape for shape, n in counts.items() if n >= 3 and (len(seen[shape]) >= 2 or n >= 0.3 * len(lines))
-    )
+        if _TORCH_DISTRIBUTED.search(message):
+            torch_distributed = True
+            sub_groups = sub_groups or _sub_group(message)
+    shapes = {shape for shape, n in counts.items() if n >= 3 and (len(seen[shape]) >= 2 or n >= 0.3 * len(lines))}
+    if sub_groups:
+        shapes = {shape for shape in shapes if not shape.endswith(_PG_RANK_MARK)}
+    if torch_distributed:
+        shapes.add(_PG_SHAPE)
+    return frozenset(shapes)

@@ -1,0 +1,204 @@
+"""Scenarios in the emitters' real formats: Ray Train, Horovod, Lightning, UCX, shells, DataLoader
+workers, PyTorch's ProcessGroupNCCL prefixes as a rank source, GPU/PCIe errors seen from the host."""
+
+from __future__ import annotations
+
+from datetime import UTC
+from pathlib import Path
+
+from rankautopsy.model import Cause, Diagnosis, Outcome
+from rankautopsy.pipeline import Options, diagnose
+from rankautopsy.sources.ranks import content_rank, content_rank_shapes, default_pg_rank
+
+
+def run(tmp_path: Path, files: dict[str, str]) -> Diagnosis:
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return diagnose(Options(paths=[str(tmp_path)], tz=UTC))
+
+
+def first(d: Diagnosis) -> tuple[int | None, Cause | None]:
+    f = d.verdict.first_death
+    return (f.rank, f.cause) if f is not None else (None, None)
+
+
+def steps(rank: int, n: int, minute: int = 0) -> str:
+    return "".join(f"2026-11-29 07:{minute:02d}:{s:02d},000 INFO [rank {rank}] step {s}/100\n" for s in range(n))
+
+
+def watchdog(rank: int) -> str:
+    return (
+        f"[rank{rank}]:[E1129 07:10:01.123456789 ProcessGroupNCCL.cpp:632] [PG ID 0 PG GUID 0(default_pg) "
+        f"Rank {rank}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=77, OpType=ALLREDUCE, "
+        "NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600012 milliseconds before timing out.\n"
+    )
+
+
+RAY_IDENTITY = (
+    "(TorchTrainer pid=47169) Started distributed worker processes: \n"
+    "(TorchTrainer pid=47169) - (node_id=f67b5f412a227b4c6b3ddd85d6f5b1eecd0bd0917efa8f9cd4b5e4da, "
+    "ip=10.0.114.132, pid=47314) world_rank=0, local_rank=0, node_rank=0\n"
+    "(TorchTrainer pid=47169) - (node_id=f67b5f412a227b4c6b3ddd85d6f5b1eecd0bd0917efa8f9cd4b5e4da, "
+    "ip=10.0.114.132, pid=47313) world_rank=1, local_rank=1, node_rank=0\n"
+    "(RayTrainWorker pid=47314) Setting up process group for: env:// [rank=0, world_size=2]\n"
+)
+
+
+def test_ray_memory_monitor_kill_is_the_rank_of_that_pid(tmp_path: Path) -> None:
+    console = RAY_IDENTITY + (
+        "(raylet) A worker died or was killed while executing a task by an unexpected system error. To "
+        "troubleshoot the problem, check the logs for the dead worker. RayTask ID: ffffffffffffffff2d4d212e431c850d "
+        "Worker ID: e954d96d346a63ed290230032cf56d0d Node ID: 0cca822e450292fc9c2e3ae3955db328 Worker IP address: "
+        "10.0.114.132 Worker port: 34379 Worker PID: 47313 Worker exit type: SYSTEM_ERROR Worker exit detail: "
+        "Task was killed due to the node running low on memory.\n"
+        "Memory on the node (IP: 10.0.114.132, ID: 0cca822e450292fc9c2e3ae3955db328) where the task (actor ID: "
+        "5c9ac30f8a9eda34, name=RayTrainWorker.__init__, pid=47313, memory used=24.99GB) was running was 32.62GB / "
+        "33.28GB (0.980175), which exceeds the memory usage threshold of 0.95. Ray killed this worker (ID: "
+        "a8101629b7605f88) because it was the most recently scheduled task;\n"
+    )
+    d = run(tmp_path, {"ray-driver.log": console})
+    assert d.verdict.outcome is Outcome.FIRST_DEATH
+    assert first(d) == (1, Cause.HOST_OOM)
+
+
+def test_ray_train_v2_error_header_names_the_failed_rank(tmp_path: Path) -> None:
+    console = RAY_IDENTITY + (
+        "ray.train.WorkerGroupError: Training failed due to worker errors:\n"
+        "[Rank 1 Error Snippet]:\n"
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 9, in train_func\n'
+        "ValueError: bad sample 1234\n"
+    )
+    d = run(tmp_path, {"ray-driver.log": console})
+    assert d.verdict.first_death is not None
+    assert {e.rule for e in d.events} >= {"ray.worker-error-header", "ray.worker-identity"}
+
+
+def test_horovodrun_gloo_rank_tag_and_exit_report(tmp_path: Path) -> None:
+    console = (
+        "[0]<stdout>:2026-11-29 07:00:01,000 INFO step 1\n"
+        "[1]<stdout>:2026-11-29 07:00:01,000 INFO step 1\n"
+        "[1]<stderr>:Traceback (most recent call last):\n"
+        '[1]<stderr>:  File "train.py", line 12, in <module>\n'
+        "[1]<stderr>:KeyError: 'label'\n"
+        "Process 1 exit with status code 1.\n"
+        "Terminating remaining workers after failure of Process 1.\n"
+        "Process 0 exit with status code -15.\n"
+        "RuntimeError: Horovod detected that one or more processes exited with non-zero status, thus causing the "
+        "job to be terminated. The first process to do so was:\n"
+    )
+    d = run(tmp_path, {"horovodrun.log": console})
+    assert d.verdict.outcome is Outcome.FIRST_DEATH
+    assert first(d) == (1, Cause.PYTHON_EXCEPTION)
+
+
+def test_horovod_stall_inspector_names_the_missing_rank(tmp_path: Path) -> None:
+    stall = (
+        "[2026-11-29 07:10:00.181832: W /tmp/pip-req-build/horovod/common/stall_inspector.cc:105] One or more "
+        "tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for "
+        "remainder of ranks for more than 60 seconds. This may indicate that different ranks are trying to submit "
+        "different tensors or that only subset of ranks is submitting tensors, which will cause deadlock.\n"
+        "Missing ranks:\n"
+        "2: [allreduce.layer1.0.conv1.weight, allreduce.layer1.0.bn1.weight]\n"
+    )
+    files = {f"rank_{r}.log": steps(r, 10) for r in range(4)}
+    files["rank_0.log"] += stall
+    d = run(tmp_path, files)
+    assert d.verdict.first_death is not None and d.verdict.first_death.rank == 2
+
+
+def test_lightning_child_exit_joins_the_kernel_oom_kill(tmp_path: Path) -> None:
+    console = (
+        "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/4\n"
+        "2026-11-29 07:00:05,000 INFO [rank 0] step 5/100\n"
+        "[rank: 3] Child process with PID 4242 terminated with code -9. Forcefully terminating all other processes "
+        "to avoid zombies 🧟\n"
+    )
+    dmesg = (
+        "[Sun Nov 29 07:00:04 2026] Out of memory: Killed process 4242 (pt_main_thread) total-vm:1000kB, "
+        "anon-rss:900kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:100kB oom_score_adj:0\n"
+    )
+    d = run(tmp_path, {"lightning.log": console, "dmesg.txt": dmesg})
+    assert first(d) == (3, Cause.HOST_OOM)
+
+
+def test_ucx_caught_signal_on_a_rank_is_its_segfault(tmp_path: Path) -> None:
+    files = {f"rank_{r}.log": steps(r, 10) + watchdog(r) for r in (0, 1, 3)}
+    files["rank_2.log"] = steps(2, 8) + (
+        "[gpu-node07:4242 :0:4242] Caught signal 11 (Segmentation fault: address not mapped to object "
+        "at address 0x10)\n"
+        "==== backtrace (tid:   4242) ====\n"
+        " 0  /usr/lib/libucs.so.0(ucs_handle_error+0x2d4) [0x7f0a1c2d4]\n"
+    )
+    d = run(tmp_path, files)
+    assert d.verdict.outcome is Outcome.FIRST_DEATH
+    assert first(d) == (2, Cause.SEGFAULT)
+
+
+def test_bare_shell_line_names_the_native_crash(tmp_path: Path) -> None:
+    files = {f"rank_{r}.log": steps(r, 10) + watchdog(r) for r in (0, 2, 3)}
+    files["rank_1.log"] = steps(1, 8) + "Bus error (core dumped)\n"
+    d = run(tmp_path, files)
+    assert first(d) == (1, Cause.BUS_ERROR)
+
+
+def test_dataloader_signal_text_maps_through_the_signal_classes(tmp_path: Path) -> None:
+    files = {f"rank_{r}.log": steps(r, 10) + watchdog(r) for r in (0, 1)}
+    files["rank_2.log"] = steps(2, 8) + (
+        "[rank2]: Traceback (most recent call last):\n"
+        '[rank2]:   File "train.py", line 3, in <module>\n'
+        "[rank2]: RuntimeError: DataLoader worker (pid 5150) is killed by signal: Aborted.\n"
+    )
+    d = run(tmp_path, files)
+    assert first(d) == (2, Cause.ABORT)
+
+
+def test_pcie_aer_error_finds_the_rank_on_that_gpu(tmp_path: Path) -> None:
+    init = (
+        "gpu01:{pid}:{pid} [{r}] NCCL INFO comm 0x7f00 rank {r} nranks 4 cudaDev {r} busId {bus:x}000 - Init COMPLETE\n"
+    )
+    files = {
+        f"rank_{r}.log": init.format(pid=4000 + r, r=r, bus=0x3A + r) + steps(r, 10) + (watchdog(r) if r != 1 else "")
+        for r in range(4)
+    }
+    files["dmesg-gpu01.txt"] = (
+        "[Sun Nov 29 07:00:09 2026] nvidia 0000:3b:00.0: AER: Uncorrected (Fatal) error received: 0000:3b:00.0\n"
+    )
+    d = run(tmp_path, files)
+    assert first(d) == (1, Cause.GPU_HARDWARE)
+
+
+def test_default_pg_prefix_is_a_global_rank_and_a_sub_group_is_not() -> None:
+    assert default_pg_rank("[PG ID 0 PG GUID 0(default_pg) Rank 3] Process group watchdog thread terminated") == 3
+    assert default_pg_rank("[PG 0 Rank 25] Heartbeat monitor timed out!") == 25
+    assert default_pg_rank("[PG 0 (default_pg) Rank 7] Timeout at NCCL work: 6075") == 7
+    assert default_pg_rank("  what():  [PG ID 0 PG GUID 0(default_pg) Rank 1] Process group watchdog") == 1
+    assert default_pg_rank("[PG ID 12 PG GUID 99(EXPERT_MODEL_PARALLEL_GROUP) Rank 4] failure detected") is None
+    assert default_pg_rank("[PG ID 1 PG GUID 1 Rank 0]  failure detected by watchdog") is None
+    assert default_pg_rank("[Rank 3] Watchdog caught collective operation timeout") is None
+
+
+def test_default_pg_prefix_counts_only_in_pytorch_distributed_streams() -> None:
+    torch_head = ["[E ProcessGroupNCCL.cpp:632] some NCCL operations failed", "step 1", "step 2"]
+    shapes = content_rank_shapes(torch_head)
+    assert content_rank("[PG ID 0 PG GUID 0(default_pg) Rank 3] watchdog thread terminated", shapes) == 3
+    assert content_rank("[PG ID 2 PG GUID 5 Rank 3] watchdog thread terminated", shapes) is None
+    plain = content_rank_shapes(["no ranks here", "nor here", "step 1"])
+    assert content_rank("[PG ID 0 PG GUID 0(default_pg) Rank 3] x", plain) is None
+
+
+def test_old_rank_prefix_is_learnt_unless_the_stream_shows_a_sub_group() -> None:
+    lines = [f"[E ProcessGroupNCCL.cpp:563] [Rank {r}] Watchdog caught collective operation timeout" for r in range(4)]
+    assert [content_rank(x, content_rank_shapes(lines)) for x in lines] == [0, 1, 2, 3]
+    sub = [*lines, "[PG ID 3 PG GUID 7(TENSOR_MODEL_PARALLEL_GROUP) Rank 1] failure detected by watchdog"]
+    assert content_rank(lines[2], content_rank_shapes(sub)) is None
+
+
+def test_lightning_rank_prefix_is_a_content_rank_but_not_in_its_local_rank_messages() -> None:
+    lines = [f"[rank: {r}] Seed set to 42" for r in range(4)]
+    shapes = content_rank_shapes(lines)
+    assert [content_rank(x, shapes) for x in lines] == [0, 1, 2, 3]
+    assert content_rank("[rank: 1] Received SIGTERM: 15", shapes) is None
+    assert content_rank("[rank: 1] Child process with PID 4242 terminated with code -9.", shapes) is None
