@@ -32,6 +32,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -81,13 +82,15 @@ class Scenario:
     largs: list[str] = field(default_factory=list)  # extra launcher args ({logs} substituted)
     console: str | None = "console.log"  # file under logs/ that keeps the launcher's stdout+stderr; None: dropped
     external: tuple[str, int, int] | None = None  # (SIGKILL|SIGTERM, rank, step): the generator signals the rank
-    dmesg: str | None = None  # "oom": synthesise a kernel OOM-killer log for the killed pid
+    dmesg: str | None = None  # "oom": synthesise a kernel OOM-killer log for the killed pid; "real": keep the
+    # kernel's own lines printed during the run (dmesg -T), e.g. "python[pid]: segfault at 0 ip ..."
     truth_rank: str = "first"  # first: the rank of the earliest injection; none: null (undetermined/clean)
     why: str = ""  # {when} {rank} {pid} {kind} substituted from the injector's record
     notes: str = ""
     options: list[str] = field(default_factory=list)
     needles: list[str] = field(default_factory=list)  # must appear in the kept logs ({pid} = the victim's pid)
     env: dict[str, str] = field(default_factory=dict)
+    interrupt: float | None = None  # Ctrl-C: SIGINT to the launcher's process group this long after the injection
 
 
 S = Scenario
@@ -226,7 +229,7 @@ add(
       sure="medium"),
     S("torchrun-sigterm-rank2-tee-hf", "torchrun", "torchrun",
       "3 ranks under torchrun --tee 3, HF-like logging; the generator sends SIGTERM to rank 2 at step 5",
-      "first_death", "killed", style="hf", largs=TEE, external=("SIGTERM", 2, 5),
+      "first_death", "killed", style="hf", largs=TEE, external=("SIGTERM", 2, 5), sure="medium",
       why="the generator sent SIGTERM to rank 2 (pid {pid}) at {when}; torchrun's own teardown SIGTERMs came later",
       needles=["SIGTERM"]),
     S("torchrun-exit3-rank1-tee-loguru", "torchrun", "torchrun",
@@ -289,18 +292,20 @@ add(
           "(rank 1 lost its peer in between)",
       notes="Two real deaths a second apart; the earlier is the truth. inject.jsonl holds both times.",
       sure="medium"),
-    S("torchrun-restart-raise-rank1-twice", "torchrun", "torchrun",
-      "3 ranks under torchrun --max-restarts 1 --tee 3, logging; rank 1 raises at step 3 in both attempts",
-      "first_death", "python_exception", style="logging", largs=TEE + ["--max-restarts", "1"], faults=["raise:1:3"],
-      why="rank 1 (pid {pid}) raised ValueError at {when} (attempt 0); it failed the same way after the restart",
+    S("torchrun-restart-raise-rank1", "torchrun", "torchrun",
+      "3 ranks under torchrun --max-restarts 1 --tee 3, logging; rank 1 raises at step 3, the fault armed in every "
+      "attempt", "first_death", "python_exception", style="logging", largs=TEE + ["--max-restarts", "1"],
+      faults=["raise:1:3"],
+      why="rank 1 (pid {pid}) raised ValueError at {when} in attempt 0; torchrun restarted the group and attempt 1 "
+          "failed again",
       needles=["ValueError: corrupt sample"]),
-    S("torchrun-restart-recovered-segv-rank0", "torchrun", "torchrun",
-      "2 ranks under torchrun --max-restarts 1 --tee 3, plain print; rank 0 segfaults at step 3 in attempt 0 "
-      "only, attempt 1 finishes", "first_death", "segfault", nproc=2, largs=TEE + ["--max-restarts", "1"],
+    S("torchrun-restart-segv-rank0-once", "torchrun", "torchrun",
+      "2 ranks under torchrun --max-restarts 1 --tee 3, plain print; rank 0 segfaults at step 3, the fault armed "
+      "in attempt 0 only", "first_death", "segfault", nproc=2, largs=TEE + ["--max-restarts", "1"],
       faults=["segv:0:3"], job=["--fault-once"], sure="medium",
-      why="rank 0 (pid {pid}) segfaulted at {when} in attempt 0; torchrun restarted the group and attempt 1 "
-          "finished", notes="The job as a whole succeeded after one restart; the first death is still rank 0's "
-                            "segfault in attempt 0."),
+      why="rank 0 (pid {pid}) segfaulted at {when} in attempt 0; whatever attempt 1 did came after it",
+      notes="In the recorded run attempt 1 did not train: gloo's connectFullMesh was refused (an address left from "
+            "attempt 0), a real torch behaviour of restarts under --standalone."),
     S("torchrun-clean-tee-hf", "torchrun", "torchrun",
       "3 ranks under torchrun --tee 3, HF-like logging; finishes", "clean", None, style="hf", largs=TEE,
       truth_rank="none", why="nothing was injected; training completed"),
@@ -406,12 +411,19 @@ add(
       "first_death", "python_exception", faults=["raise:1:4"],
       why="training_step raised ValueError in rank 1 (pid {pid}) at {when}", needles=["ValueError"]),
     S("lightning-segfault-rank2", "lightning", "lightning",
-      "Lightning DDP on CPU, 3 devices; rank 2 segfaults in training_step 3", "first_death", "segfault",
-      faults=["segv:2:3"], why="the injector segfaulted rank 2 (pid {pid}) at {when}"),
+      "Lightning DDP on CPU, 3 devices; rank 2 segfaults in training_step 3", "first_death", "silent_exit",
+      faults=["segv:2:3"], sure="medium",
+      why="the injector segfaulted rank 2 (pid {pid}) at {when}; nothing in the console records the signal (Lightning "
+          "does not report a child's death): rank 2 alone stops logging and the others lose their peer",
+      notes="Injected cause: SIGSEGV. The kept logs show only that rank 2 ended without a word, so the cause that "
+            "a reader can name is silent_exit."),
     S("lightning-sigkill-rank0-nodmesg", "lightning", "lightning",
       "Lightning DDP on CPU, 2 devices; rank 0 SIGKILLs itself in training_step 3, no kernel log",
-      "first_death", "killed", nproc=2, faults=["sigkill:0:3"],
-      why="rank 0 (pid {pid}, the launching process) SIGKILLed itself at {when}"),
+      "first_death", "silent_exit", nproc=2, faults=["sigkill:0:3"], sure="medium",
+      why="rank 0 (pid {pid}, the launching process) SIGKILLed itself at {when}; only the shell saw its status 137, "
+          "the console shows rank 0 stop and rank 1 lose its peer",
+      notes="Injected cause: SIGKILL. Nothing in the kept console names the signal, so the cause a reader can name "
+            "is silent_exit."),
     S("lightning-clean", "lightning", "lightning",
       "Lightning DDP on CPU, 2 devices; trains and finishes", "clean", None, nproc=2, truth_rank="none",
       why="nothing was injected; fit finished"),
@@ -428,6 +440,84 @@ add(
       truth_rank="none", why="nothing was injected; training completed"),
 )
 
+# ---- more layouts: Ctrl-C on a hang, launcher-side rank filters, per-rank files from the launcher -----
+add(
+    S("torchrun-hang-ctrlc-rank2-logging", "torchrun", "torchrun",
+      "3 ranks under torchrun --tee 3, logging, 300 s PG timeout; rank 2 stops at step 3 (sleeps), the user presses "
+      "Ctrl-C 8 s later", "hang", "hang", style="logging", largs=TEE, faults=["straggle:2:3"],
+      job=["--pg-timeout", "300", "--straggle-s", "600"], interrupt=8.0, sure="medium",
+      why="rank 2 (pid {pid}) stopped progressing at step 3 at {when}; 8 s later SIGINT reached the whole process "
+          "group: the tracebacks show ranks 0 and 1 inside the collective and rank 2 in time.sleep",
+      notes="No collective timed out: the job was interrupted by hand (SIGINT to the launcher's process group, as "
+            "Ctrl-C in a terminal does)."),
+    S("mpspawn-hang-ctrlc-rank1-print", "mp.spawn", "spawn",
+      "3 ranks under mp.spawn, plain print, 300 s PG timeout; rank 1 stops at step 4 (sleeps), the user presses "
+      "Ctrl-C 8 s later", "undetermined", None, faults=["straggle:1:4"],
+      job=["--pg-timeout", "300", "--straggle-s", "600"], interrupt=8.0, sure="medium", truth_rank="none",
+      why="the injector stopped rank 1 (pid {pid}) at step 4 at {when}; 8 s later SIGINT reached every process, "
+          "but only the parent printed a KeyboardInterrupt traceback: the untimestamped, unattributed prints end "
+          "at step 3 for all ranks, so nothing says which rank hung",
+      notes="No collective timed out: the job was interrupted by hand (SIGINT to the process group). Ground truth by "
+            "injection: rank 1 hung."),
+    S("torchrun-filter0-segfault-rank2", "torchrun", "torchrun",
+      "3 ranks under torchrun --tee 3 --local-ranks-filter 0 (only rank 0's output reaches the console), logging; "
+      "rank 2 segfaults at step 4", "first_death", "segfault", style="logging", largs=TEE + ["--local-ranks-filter", "0"],
+      faults=["segv:2:4"],
+      why="the injector segfaulted rank 2 (pid {pid}) at {when}; only torchrun's own lines name it",
+      needles=["SIGSEGV"]),
+    S("mpirun-outfile-abort-rank1-logging", "mpirun", "mpirun",
+      "3 ranks under mpirun --tag-output --output-filename logs/mpi (per-rank stdout/stderr files) plus the console; "
+      "rank 1 calls os.abort() at step 4", "first_death", "abort", style="logging",
+      largs=["--output-filename", "{logs}/mpi"], faults=["abort:1:4"],
+      why="the injector called os.abort() in rank 1 (pid {pid}) at {when}; mpirun reports signal 6"),
+    S("mpirun-outfile-worker-raise-rank2-hf", "mpirun", "mpirun",
+      "3 ranks under mpirun --output-filename logs/mpi only (the console is not kept), HF-like, 2 DataLoader "
+      "workers; a worker of rank 2 raises at step 3", "first_death", "python_exception", style="hf", console=None,
+      largs=["--output-filename", "{logs}/mpi"], faults=["worker-raise:2:3"], job=["--workers", "2"],
+      why="a DataLoader worker of rank 2 raised ValueError at {when}; rank 2 re-raised it"),
+    S("sbatch-raise-task1-loguru", "srun", "sbatch",
+      "sbatch -N1 -n3 on the one-node SLURM, the batch step runs srun --label; only slurm-<jobid>.out is kept; "
+      "task 1 raises ValueError at step 4", "first_death", "python_exception", style="loguru", console=None,
+      faults=["raise:1:4"], why="the dataset raised ValueError in task 1 (pid {pid}) at {when}"),
+    S("sbatch-segfault-task2-faulthandler-print", "srun", "sbatch",
+      "sbatch + srun --label, only slurm-<jobid>.out kept, plain print, faulthandler on; task 2 segfaults at step 3",
+      "first_death", "segfault", console=None, faults=["segv:2:3"], job=["--faulthandler"],
+      why="the injector segfaulted task 2 (pid {pid}) at {when}; faulthandler's dump and srun's 'Segmentation "
+          "fault' are in slurm-<jobid>.out"),
+    S("sbatch-clean-hf", "srun", "sbatch",
+      "sbatch + srun --label, only slurm-<jobid>.out kept, HF-like; finishes", "clean", None, style="hf",
+      console=None, truth_rank="none", why="nothing was injected; every task finished"),
+)
+
+# ---- real kernel logs: the kernel here prints "comm[pid]: segfault at ..." for an unhandled SIGSEGV -------
+KREAL = "dmesg.txt holds the kernel's own lines printed during the run (dmesg -T on this machine), not synthesised."
+add(
+    S("mpspawn-segfault-rank0-kernlog-logging", "mp.spawn", "spawn",
+      "3 ranks under mp.spawn, logging; rank 0 segfaults at step 5, no faulthandler; the real kernel log is kept",
+      "first_death", "segfault", style="logging", faults=["segv:0:5"], dmesg="real", notes=KREAL,
+      why="the injector segfaulted rank 0 (pid {pid}) at {when}; the kernel logged the segfault of that pid"),
+    S("torchrun-segfault-rank1-kernlog-redirects", "torchrun", "torchrun",
+      "3 ranks under torchrun --log-dir --redirects 3 (console and per-rank files), print; rank 1 segfaults at "
+      "step 4; the real kernel log is kept", "first_death", "segfault", largs=["--log-dir", "{logs}/torchrun",
+                                                                                "--redirects", "3"],
+      faults=["segv:1:4"], dmesg="real", notes=KREAL,
+      why="the injector segfaulted rank 1 (pid {pid}) at {when}; torchrun and the kernel both name that pid"),
+    S("mpirun-segfault-rank0-kernlog-hf", "mpirun", "mpirun",
+      "3 ranks under mpirun --tag-output, HF-like; rank 0 segfaults at step 4; the real kernel log is kept",
+      "first_death", "segfault", style="hf", faults=["segv:0:4"], dmesg="real", notes=KREAL,
+      why="the injector segfaulted rank 0 (pid {pid}) at {when}; mpirun reports signal 11 (with PID 0), the kernel "
+          "log names the real pid"),
+    S("torchrun-worker-segv-rank2-loguru", "torchrun", "torchrun",
+      "3 ranks under torchrun --tee 3, loguru-like, 2 DataLoader workers; a worker of rank 2 segfaults at step 3",
+      "first_death", "segfault", style="loguru", largs=TEE,
+      faults=["worker-segv:2:3"], job=["--workers", "2"],
+      notes="No kernel log: the DataLoader worker's own SIGSEGV handler prints 'ERROR: Unexpected segmentation "
+            "fault encountered in worker.' and re-raises the signal, so the kernel prints no 'segfault at' line "
+            "(checked on this machine).",
+      why="a DataLoader worker of rank 2 (worker pid {pid}) segfaulted at {when}; rank 2 then raised RuntimeError "
+          "(worker killed by signal: Segmentation fault)", needles=["Segmentation fault"]),
+)
+
 BY_ID = {s.id: s for s in SCENARIOS}
 assert len(BY_ID) == len(SCENARIOS), "duplicate case ids"
 
@@ -440,6 +530,13 @@ class Run:
     ranks: dict[int, dict] = field(default_factory=dict)  # rank -> {"pid", "host", "time"}
     injected: list[dict] = field(default_factory=list)  # from inject.jsonl plus the generator's own signals
     comm: dict[int, str] = field(default_factory=dict)  # pid -> /proc/<pid>/comm at the kill
+    kernel_before: list[str] = field(default_factory=list)
+    kernel_new: list[str] = field(default_factory=list)
+
+
+def _dmesg_T() -> list[str]:
+    r = subprocess.run(["dmesg", "-T"], capture_output=True, text=True, env={**os.environ, "TZ": "UTC"})
+    return r.stdout.splitlines()
 
 
 def _free_port() -> int:
@@ -510,12 +607,16 @@ def _argvs(sc: Scenario, work: Path, port: int) -> list[tuple[str, list[str], st
                         f"{host}.log"))
         return out
     if sc.runner == "mpirun":
-        return [("node01", ["mpirun", "--allow-run-as-root", "--oversubscribe", "--tag-output", "-np", str(sc.nproc),
+        return [("node01", ["mpirun", "--allow-run-as-root", "--oversubscribe", "--tag-output", "-np", str(sc.nproc), *largs,
                             "-x", "MASTER_ADDR", "-x", "MASTER_PORT", "-x", "JOB_SIDE", "-x", "OMP_NUM_THREADS",
                             py, "job.py", "--rank-from", "mpi", *ja], cons)]
     if sc.runner == "srun":
         return [("node01", ["srun", "-N1", f"-n{sc.nproc}", "--label", *largs, py, "job.py",
                             "--rank-from", "slurm", *ja], cons)]
+    if sc.runner == "sbatch":
+        step = shlex.join(["srun", "--label", *largs, py, "job.py", "--rank-from", "slurm", *ja])
+        return [("node01", ["sbatch", "-W", "-N1", f"-n{sc.nproc}", "-J", "train", "-o", f"{logs}/slurm-%j.out",
+                            "--wrap", step], cons)]
     if sc.runner == "lightning":
         return [("node01", [py, "lit_job.py", "--devices", str(sc.nproc), *ja], cons)]
     if sc.runner == "accelerate":
@@ -562,8 +663,10 @@ def _launch(sc: Scenario, work: Path) -> Run:
         t.start()
         pumps.append(t)
     run = Run()
+    run.kernel_before = _dmesg_T() if sc.dmesg == "real" else []
     side = work / "side"
     fired = False
+    interrupted = False
     deadline = time.time() + RUN_TIMEOUT_S
     while any(p.poll() is None for p in procs):
         if time.time() > deadline:
@@ -573,6 +676,12 @@ def _launch(sc: Scenario, work: Path) -> Run:
                 except ProcessLookupError:
                     pass
             raise RuntimeError(f"{sc.id}: launcher did not finish within {RUN_TIMEOUT_S} s")
+        if sc.interrupt is not None and not interrupted:
+            recs = [r for r in _read_jsonl(side / "inject.jsonl") if r["kind"] != "wait"]
+            if recs and time.time() >= recs[0]["time"] + sc.interrupt:
+                for p in procs:
+                    os.killpg(p.pid, signal.SIGINT)  # what Ctrl-C in the terminal does
+                interrupted = True
         if sc.external and not fired:
             signame, rank, _step = sc.external
             for rec in _read_jsonl(side / "inject.jsonl"):
@@ -592,6 +701,16 @@ def _launch(sc: Scenario, work: Path) -> Run:
     for t in pumps:
         t.join(30)
     run.returncode = procs[0].returncode
+    if sc.dmesg == "real":
+        time.sleep(0.5)
+        after = _dmesg_T()
+        n = len(run.kernel_before)
+        # the ring buffer only grows during a short run: the new lines are those past the old end
+        if after[:n] == run.kernel_before:
+            run.kernel_new = after[n:]
+        else:
+            old = set(run.kernel_before)
+            run.kernel_new = [ln for ln in after if ln not in old]
     for rec in _read_jsonl(side / "ranks.jsonl"):
         run.ranks.setdefault(rec["rank"], rec)
     run.injected += [r for r in _read_jsonl(side / "inject.jsonl") if r["kind"] != "wait"]
@@ -725,7 +844,7 @@ def _check(sc: Scenario, run: Run, case: Path) -> list[str]:
         probs.append("the external signal was never sent")
     if sc.outcome == "clean" and run.returncode != 0:
         probs.append(f"clean run exited {run.returncode}")
-    if sc.outcome != "clean" and run.returncode == 0 and "restart-recovered" not in sc.id:
+    if sc.outcome != "clean" and run.returncode == 0 :
         probs.append("faulty run exited 0")
     if sc.runner == "torchrun2":
         for r, rec in run.ranks.items():
@@ -736,6 +855,8 @@ def _check(sc: Scenario, run: Run, case: Path) -> list[str]:
         n = n.replace("{pid}", str(victim))
         if n not in text:
             probs.append(f"missing in logs: {n!r}")
+    if sc.dmesg == "real" and victim is not None and not any(f"[{victim}]: segfault" in ln for ln in run.kernel_new):
+        probs.append(f"the kernel log has no segfault line for pid {victim}")
     size = sum(f.stat().st_size for f in case.rglob("*") if f.is_file())
     if size > 1_000_000:
         probs.append(f"case is {size} bytes")
@@ -754,7 +875,7 @@ def _prepare(work: Path, sc: Scenario) -> None:
 
 
 def run_case(sc: Scenario, out_root: Path) -> Path:
-    if sc.runner == "srun":
+    if sc.runner in ("srun", "sbatch"):
         slurm_up()
     last: list[str] = []
     for attempt in range(1, ATTEMPTS + 1):
@@ -774,6 +895,9 @@ def run_case(sc: Scenario, out_root: Path) -> Path:
                 name = "dmesg.txt" if sc.runner != "torchrun2" else f"dmesg-{host}.txt"
                 _write_oom_dmesg(case / name, run, first["pid"], first["time"])
                 dmesg_files.append(name)
+            if sc.dmesg == "real":
+                (case / "dmesg.txt").write_text("".join(ln + "\n" for ln in run.kernel_new), encoding="utf-8")
+                dmesg_files.append("dmesg.txt")
             _normalise_tree(case, _normaliser(work))
             probs = _check(sc, run, case)
             if probs:
@@ -846,11 +970,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--out", default=str(HERE))
     ap.add_argument("--keep-going", action="store_true")
+    ap.add_argument("--table", action="store_true", help="print a Markdown table of the cases found under --out")
     a = ap.parse_args(argv)
     chosen = [s for s in SCENARIOS if (not a.only or s.id in a.only) and (not a.launcher or s.runner in a.launcher)]
     unknown = set(a.only) - set(BY_ID)
     if unknown:
         ap.error(f"unknown case id(s): {', '.join(sorted(unknown))}")
+    if a.table:
+        print("| case | launcher | outcome | rank | cause | sure | logs kept |")
+        print("| --- | --- | --- | --- | --- | --- | --- |")
+        for s in chosen:
+            f = Path(a.out) / s.id / "case.yaml"
+            if not f.exists():
+                continue
+            d = yaml.safe_load(f.read_text())
+            t = d["truth"]
+            kept = sorted({str(p.relative_to(f.parent)).split("/")[1] for p in (f.parent / "logs").rglob("*")
+                           if p.is_file()})
+            kept += d.get("dmesg") or []
+            rank = "—" if t["rank"] is None else t["rank"]
+            print(f"| `{s.id}` | {d['launcher']} | {t['outcome']} | {rank} | {t['cause'] or '—'} | {t['sure']} | "
+                  f"{', '.join(kept)} |")
+        return 0
     if a.list:
         for s in chosen:
             print(f"{s.id:50s} {s.launcher:20s} {s.outcome:12s} {s.cause}")

@@ -23,6 +23,7 @@ outside the logs and is the ground truth of the corpus. Kinds:
   raise        ValueError from the dataset on a bad sample (main process)
   worker-raise ValueError from the dataset inside a DataLoader worker (needs --workers > 0)
   worker-kill  the DataLoader worker SIGKILLs itself (needs --workers > 0)
+  worker-segv  the DataLoader worker segfaults (needs --workers > 0)
   segv         ctypes.string_at(0) (with --faulthandler the dump goes to stderr)
   sigkill      os.kill(getpid(), SIGKILL)
   abort        os.abort()
@@ -130,6 +131,8 @@ class SyntheticImages(Dataset):
             record_injection(self.side, kind, self.rank, step)
             if kind == "worker-kill":
                 os.kill(os.getpid(), signal.SIGKILL)
+            if kind == "worker-segv":
+                ctypes.string_at(0)
             raise ValueError(f"corrupt sample {idx}: decoded 0 bytes from shard-{idx // 64:05d}.tar")
         g = torch.Generator().manual_seed(self.seed + idx)
         x = torch.randn(1, 16, 16, generator=g)
@@ -267,7 +270,7 @@ def train(args: argparse.Namespace, spawn_rank: int | None = None) -> int:
     my_indices = list(iter(sampler))
     bad: dict[int, tuple[str, int]] = {}
     for f in mine:
-        if f.kind in ("raise", "worker-raise", "worker-kill"):
+        if f.kind in ("raise", "worker-raise", "worker-kill", "worker-segv"):
             idx = my_indices[(f.step - 1) * args.batch + args.batch // 2]
             bad[idx] = (f.kind, f.step)
     ds = SyntheticImages(n, args.seed, bad, args.side, rank)
