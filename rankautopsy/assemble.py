@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rankautopsy.lines import Stream
-from rankautopsy.matcher import CompiledRule, Hit, match_line
+from rankautopsy.matcher import CompiledRule, Hit, facts_of, match_line
 from rankautopsy.model import Assembly, Cause, Effect, Event, Evidence, Location, Role, StreamKind, TimeSpan
 
 _WINDOW = 2000  # lines of one channel an assembly may look through
@@ -144,6 +144,30 @@ def _under_root_cause(stream: Stream, start: int) -> bool:
     return False
 
 
+_CONTINUE_LOOK = 3  # lines after the first that may hold the rest (a blank line between is common)
+
+
+def assemble_continued(stream: Stream, start: int, compiled: CompiledRule) -> Assembled:
+    """Open MPI 5's `exited on` / `signal 9 (Killed).`, Hydra's `PID ... RUNNING AT` / `EXIT CODE:`: the
+    rule's own pattern, re-run on the line joined to the next non-blank line of its channel, fills the
+    facts that the second line carries."""
+    result = Assembled(start)
+    following = [j for j in _channel_lines(stream, start)[:_CONTINUE_LOOK] if stream.texts[j].strip()]
+    if not following:
+        return result
+    j = following[0]
+    alone = compiled.pattern.search(stream.texts[start])
+    joined = compiled.pattern.search(stream.texts[start] + " " + stream.texts[j])
+    if alone is None or joined is None:
+        return result
+    more = {k: v for k, v in facts_of(joined).items() if k not in facts_of(alone)}
+    if more:
+        result.facts.update(more)
+        result.end = j
+        result.lines.append(j)
+    return result
+
+
 _ASSEMBLERS = {
     Assembly.TRACEBACK: assemble_traceback,
     Assembly.FAULTHANDLER: assemble_faulthandler,
@@ -180,7 +204,12 @@ def _event(stream: Stream, hit: Hit, rules: Sequence[CompiledRule], absorbed: se
     rule = hit.rule.rule
     facts = _checked(hit.facts)
     cause, role, extra, effects = rule.cause, rule.role, [], rule.effects
-    if rule.assemble is not None:
+    if rule.assemble is Assembly.CONTINUED:
+        assembled = assemble_continued(stream, hit.index, hit.rule)
+        facts.update(_checked(assembled.facts))
+        extra = assembled.lines
+        absorbed.update(assembled.lines)
+    elif rule.assemble is not None:
         assembled = _ASSEMBLERS[rule.assemble](stream, hit.index)
         facts.update(assembled.facts)
         extra = assembled.lines

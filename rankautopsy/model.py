@@ -240,6 +240,7 @@ class Assembly(StrEnum):
     TRACEBACK = "traceback"  # Python traceback up to its final `Type: message` line
     FAULTHANDLER = "faulthandler"  # `Fatal Python error: ...` and the thread dump under it
     TORCHRUN_TABLE = "torchrun-table"  # one `[N]:` block of torchrun's ChildFailedError table
+    CONTINUED = "continued"  # a message the emitter breaks over two lines: the rule's pattern re-run on both
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

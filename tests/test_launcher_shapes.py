@@ -76,11 +76,10 @@ def test_prrte_wrapped_noticed_names_the_rank_and_keeps_the_signal_line(tmp_path
         + DASHES
     )
     d = run(tmp_path, {"console.log": log})
-    assert {"mpi.noticed-signal", "mpi.noticed-signal-wrapped"} <= rules(d)
-    exits = {r.rank for r in d.ranks if r.fate not in (Fate.RUNNING, Fate.COLLATERAL)}
-    assert 3 in exits
+    assert "mpi.noticed-signal" in rules(d)  # the signal line is read as its second half, kept as evidence
     first = d.verdict.first_death
-    assert first is None or first.rank == 3
+    assert first is not None and (first.rank, first.cause) == (3, Cause.SEGFAULT)
+    assert any(ev.text.startswith("signal 11") for ev in first.evidence)
 
 
 def test_ompi_first_failed_process_is_a_rank_but_a_daemon_is_not(tmp_path: Path) -> None:
@@ -146,7 +145,7 @@ def test_hydra_intel_block_names_the_rank_and_its_own_traceback_says_why(tmp_pat
     d = run(tmp_path, {"console.log": "[rank0]: step 1\n[rank1]: step 1\n" + rank1 + block})
     first = d.verdict.first_death
     assert first is not None and (first.rank, first.cause) == (1, Cause.PYTHON_EXCEPTION)
-    assert {"mpi.hydra-process", "mpi.hydra-exit-status", "mpi.hydra-cleanup"} <= rules(d)
+    assert {"mpi.hydra-process", "mpi.hydra-cleanup"} <= rules(d)  # its exit-status line is the process line's tail
 
 
 def test_hydra_exit_string_is_not_a_rank_death(tmp_path: Path) -> None:

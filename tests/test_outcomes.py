@@ -93,3 +93,39 @@ def test_exit_status_follows_the_outcome(tmp_path: Path, files: dict[str, str], 
     assert (result.exit_code, json.loads(result.stdout)["verdict"]["outcome"]) == (status, outcome)
     zero = CliRunner().invoke(app, ["diagnose", str(tmp_path), "--format", "json", "--exit-zero"])
     assert zero.exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("lines", "rank", "cause"),
+    [
+        (  # Open MPI 5 / PRRTE breaks the sentence after "exited on" (help-prun.txt)
+            [
+                "prterun noticed that process rank 2 with PID 4242 on node node01 exited on",
+                "signal 11 (Segmentation fault).",
+            ],
+            2,
+            Cause.SEGFAULT,
+        ),
+        (  # Hydra's banner: the PID line, then the exit status (pmiserv_cb.c)
+            [
+                "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES",
+                "=   RANK 1 PID 4241 RUNNING AT node01",
+                "",
+                "=   KILLED BY SIGNAL: 9 (Killed)",
+            ],
+            1,
+            Cause.KILLED,
+        ),
+        (  # Open MPI's "first process to do so" block
+            ["  Process name: [[41536,1],3]", "  Exit code:    139"],
+            3,
+            Cause.SEGFAULT,
+        ),
+    ],
+)
+def test_a_launcher_message_broken_over_two_lines_is_read_whole(
+    tmp_path: Path, lines: list[str], rank: int, cause: Cause
+) -> None:
+    console = "".join(step_lines(r, 5) for r in range(4)) + "\n".join(lines) + "\n"
+    first = run(tmp_path, {"console.log": console}).verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (rank, cause)
