@@ -284,10 +284,10 @@ add(
       why="rank 1 (pid {pid}) entered broadcast instead of all_reduce at {when}; the collectives never matched and "
           "ranks 0 and 2 timed out",
       notes="Mismatched collectives: the culprit is alive and inside a collective, only the wrong one."),
-    S("torchrun-two-deaths-rank2-then-rank0-tee", "torchrun", "torchrun",
-      "3 ranks under torchrun --tee 3 --monitor-interval 5, logging; rank 2 SIGKILLs itself at step 4, rank 0 "
+    S("torchrun-two-deaths-rank2-then-rank0", "torchrun", "torchrun",
+      "3 ranks under torchrun --tee 3 --monitor-interval 10, logging; rank 2 SIGKILLs itself at step 6, rank 0 "
       "raises FloatingPointError 1 s later", "first_death", "killed", style="logging",
-      largs=TEE + ["--monitor-interval", "5"], faults=["sigkill:2:4", "nan:0:4:1.0"], job=["--pg-timeout", "30"],
+      largs=TEE + ["--monitor-interval", "10"], faults=["sigkill:2:6", "nan:0:6:1.0"], job=["--pg-timeout", "30"],
       why="the injector SIGKILLed rank 2 (pid {pid}) at {when}; rank 0's FloatingPointError came 1 s later "
           "(rank 1 lost its peer in between)",
       notes="Two real deaths a second apart; the earlier is the truth. inject.jsonl holds both times.",
@@ -398,6 +398,13 @@ add(
       "srun -N1 -n3 --label, HF-like, 20 s PG timeout; task 2 sleeps 60 s at step 3",
       "hang", "hang", style="hf", faults=["straggle:2:3"], job=["--pg-timeout", "20"], sure="medium",
       why="task 2 (pid {pid}) stopped progressing at step 3 at {when}; the others timed out 20 s later"),
+    S("srun-two-deaths-task0-then-task2-print", "srun", "srun",
+      "srun -N1 -n3 --label, plain print; task 0 segfaults at step 4, task 2 raises FloatingPointError 1 s later "
+      "(srun does not tear the other tasks down)", "first_death", "segfault", faults=["segv:0:4", "nan:2:4:1.0"],
+      sure="medium",
+      why="the injector segfaulted task 0 (pid {pid}) at {when}; task 2's FloatingPointError came 1 s later "
+          "(task 1 lost its peer in between)",
+      notes="Two real deaths a second apart; the earlier is the truth. inject.jsonl holds both times."),
     S("srun-clean-logging", "srun", "srun",
       "srun -N1 -n3 --label, logging; finishes", "clean", None, style="logging", truth_rank="none",
       why="nothing was injected; every task finished"),
@@ -840,6 +847,11 @@ def _check(sc: Scenario, run: Run, case: Path) -> list[str]:
     expect_inj = bool(sc.faults or sc.external)
     if expect_inj and not run.injected:
         probs.append("the fault never fired")
+    fired = {(r["kind"], r["rank"]) for r in run.injected}
+    for spec in sc.faults:
+        kind, rank = spec.split(":")[0], int(spec.split(":")[1])
+        if (kind, rank) not in fired:
+            probs.append(f"fault {spec} never fired")
     if sc.external and not any(r.get("by") == "generator" for r in run.injected):
         probs.append("the external signal was never sent")
     if sc.outcome == "clean" and run.returncode != 0:
