@@ -206,3 +206,12 @@ def test_unwrap_joins_a_terminals_hard_wrap_but_not_records_of_equal_length() ->
     assert len(joined) == 6 and joined[0] == (1, wrapped[0] + wrapped[1])
     steps = [(i, f"2026-11-29 07:00:{i:02d},000 INFO [rank 0] step {i:03d}/100 loss 2.3108 lr 3e-4") for i in range(20)]
     assert unwrap(steps, Profile()) == steps
+
+
+def test_a_stray_nul_from_a_crash_does_not_make_a_log_binary() -> None:
+    from rankautopsy.sources.read import looks_binary
+
+    log = b"".join(b"[default0]:2026-12-01 11:12:45.559 | INFO | step %d\n" % i for i in range(100))
+    assert not looks_binary(log[:2000] + b"\x00" + log[2000:])
+    assert looks_binary(bytes(range(256)) * 8)  # a checkpoint-like blob
+    assert looks_binary(log[:500] + b"\x00" * 64 + log[500:])

@@ -36,11 +36,12 @@ def is_gzip(head: bytes) -> bool:
 
 
 def looks_binary(head: bytes) -> bool:
-    """Not a log (a checkpoint, an image, a core file): NULs in the head, as git and grep judge it,
-    or mostly bytes that are neither text nor UTF-8. NULs further on (a log truncated by a crash) are fine."""
+    """Not a log (a checkpoint, an image, a core file): more than a stray NUL or two in the head, or
+    mostly bytes that are neither text nor UTF-8. A crashing process can leave a NUL in its console
+    (grep would call the whole log binary); a binary file has NULs everywhere."""
     if not head:
         return False
-    if b"\x00" in head:
+    if head.count(b"\x00") > max(2, len(head) // 2000):
         return True
     text = head.decode("utf-8", "replace")
     bad = text.count("\ufffd") + sum(1 for c in text if c < " " and c not in "\t\n\r\x1b\x0c")
