@@ -723,7 +723,7 @@ def _launch(sc: Scenario, work: Path) -> Run:
     run.injected += [r for r in _read_jsonl(side / "inject.jsonl") if r["kind"] != "wait"]
     for r in run.injected:
         if r["kind"] == "worker-kill" and r["pid"] not in run.comm:
-            run.comm[r["pid"]] = "pt_data_worker"
+            run.comm[r["pid"]] = "pt_data_worker"  # a DataLoader worker's /proc/self/comm, observed here
     run.injected.sort(key=lambda r: r["time"])
     return run
 
@@ -785,7 +785,9 @@ def _stamp(t: float) -> str:
 
 def _write_oom_dmesg(path: Path, run: Run, victim: int, t_kill: float) -> None:
     comm = run.comm.get(victim, "python3")
-    others = sorted(r["pid"] for r in run.ranks.values() if r["pid"] != victim)
+    vhost = next((r["host"] for r in run.ranks.values() if r["pid"] == victim), None)
+    others = sorted(r["pid"] for r in run.ranks.values()
+                    if r["pid"] != victim and (vhost is None or r["host"] == vhost))  # that node's tasks only
     lines: list[tuple[float, str]] = [
         (-412.3, "IPv6: ADDRCONF(NETDEV_CHANGE): eth0: link becomes ready"),
         (-0.0042, f"{comm} invoked oom-killer: gfp_mask=0x140dca(GFP_HIGHUSER_MOVABLE|__GFP_COMP|__GFP_ZERO), "
