@@ -666,6 +666,12 @@ def _name_hang(tl: Timeline, f: Findings) -> None:
     if not suspects:  # a rank that left early with exit 0 while the others waited for it
         suspects = [r for r in tl.ranks.values() if r.rank in f.clean and r.completed is None and r.rank not in alive]
         cause_of = {r.rank: Cause.SILENT_EXIT for r in suspects}
+    outside = _outside_the_collective(tl, reporters) if not suspects else None
+    if outside is not None:  # it lost its peers only after the others had timed out waiting for it
+        reporters.discard(outside)
+        alive.discard(outside)
+        f.collateral.pop(outside, None)
+        suspects = [tl.ranks[outside]]
     voted = _votes(tl)
     unseen = [rank for rank in _missing_ranks(tl) if rank not in alive]
     if voted is not None and voted not in alive:
@@ -691,6 +697,12 @@ def _name_hang(tl: Timeline, f: Findings) -> None:
     if voted is not None and voted == culprit.rank:
         f.reasoning.append(f"the waiting ranks' own messages name rank {culprit.rank} as the one they wait for")
         f.cap(Confidence.MEDIUM, "the culprit is named by the waiting ranks' messages, not by a line of its own")
+    elif outside is not None:
+        f.reasoning.append(
+            f"rank {culprit.rank} never timed out in the collective the others timed out in: it only lost its "
+            "peers after they had given up on it"
+        )
+        f.cap(Confidence.MEDIUM, "named because it reported a lost peer, not a timeout, after the others timed out")
     elif len(suspects) == 1:
         f.reasoning.append(f"rank {culprit.rank} is the only rank that did not report a timeout or lost peer")
         if not (len(reporters) >= 2 and stopped_alive):
@@ -750,6 +762,28 @@ def _name_laggard(tl: Timeline, f: Findings) -> None:
         f"every other rank at least {next_slowest.last_step}"
     )
     f.cap(Confidence.MEDIUM, "named only because its progress lags: the job was stopped from outside")
+
+
+def _outside_the_collective(tl: Timeline, reporters: set[int]) -> int | None:
+    """Every rank reported a symptom: those that timed out were inside the collective; the one rank
+    that only lost its peers, no earlier than the first timeout, was not in it (a straggler)."""
+    timed_out = [r for r in reporters if _first_symptom_cause(tl, r) is Cause.COLLECTIVE_TIMEOUT]
+    lost = [r for r in reporters if _first_symptom_cause(tl, r) is Cause.PEER_LOST]
+    if len(lost) != 1 or len(timed_out) < 1 or len(timed_out) + 1 != len(reporters):
+        return None
+    first_timeout = min((t for r in timed_out if (t := _first_symptom_time(tl, r)) is not None), default=None)
+    when = _first_symptom_time(tl, lost[0])
+    if first_timeout is not None and when is not None and when < first_timeout:
+        return None
+    return lost[0]
+
+
+def _first_symptom_time(tl: Timeline, rank: int) -> datetime | None:
+    for i in tl.ranks[rank].events:
+        e = tl.events[i]
+        if is_symptom(e):
+            return e.time.earliest if e.time is not None else None
+    return None
 
 
 def _state_or_new(tl: Timeline, rank: int) -> RankState:

@@ -129,3 +129,23 @@ def test_a_launcher_message_broken_over_two_lines_is_read_whole(
     console = "".join(step_lines(r, 5) for r in range(4)) + "\n".join(lines) + "\n"
     first = run(tmp_path, {"console.log": console}).verdict.first_death
     assert first is not None and (first.rank, first.cause) == (rank, cause)
+
+
+def test_the_rank_that_only_lost_its_peers_after_the_others_timed_out_is_the_straggler(tmp_path: Path) -> None:
+    def err(rank: int, second: int, what: str) -> str:
+        return f"2026-11-29 07:01:{second:02d},000 ERROR [rank {rank}] RuntimeError: {what}\n"
+
+    timeout = (
+        "[/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] "
+        "Timed out waiting 30000ms for recv operation to complete"
+    )
+    closed = "[/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer [127.0.0.1]:1234"
+    files = {f"rank_{r}.log": step_lines(r, 4) + err(r, 30, timeout) for r in (0, 1)}
+    files["rank_2.log"] = step_lines(2, 4) + err(2, 41, closed)
+    d = run(tmp_path, files)
+    first = d.verdict.first_death
+    assert d.verdict.outcome is Outcome.HANG
+    assert first is not None and (first.rank, first.cause) == (2, Cause.HANG)
+    assert d.verdict.confidence is Confidence.MEDIUM
+    early = run(tmp_path / "early", {**files, "rank_2.log": step_lines(2, 4) + err(2, 10, closed)})
+    assert early.verdict.outcome is not Outcome.HANG  # a peer lost before any timeout is not a straggler
