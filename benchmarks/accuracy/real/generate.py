@@ -29,6 +29,7 @@ Run it as root (unshare, mount --bind, SLURM daemons). Jobs run one at a time.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -103,426 +104,1059 @@ def add(*scs: Scenario) -> None:
 
 # ---- torch.multiprocessing.spawn ---------------------------------------------------------------
 add(
-    S("mpspawn-segfault-rank1-print", "mp.spawn", "spawn",
-      "3 ranks under mp.spawn, plain print logging; rank 1 segfaults at step 4 without faulthandler",
-      "first_death", "segfault", faults=["segv:1:4"],
-      why="the injector segfaulted rank 1 (pid {pid}) at {when}; mp.spawn's parent reports process 1 terminated "
-          "with signal SIGSEGV", needles=["terminated with signal SIGSEGV"]),
-    S("mpspawn-segfault-faulthandler-rank2-logging", "mp.spawn", "spawn",
-      "3 ranks under mp.spawn, logging with asctime, faulthandler on; rank 2 segfaults at step 3",
-      "first_death", "segfault", style="logging", faults=["segv:2:3"], job=["--faulthandler"],
-      why="the injector segfaulted rank 2 (pid {pid}) at {when}; faulthandler dumped the stack, the parent "
-          "reports SIGSEGV", needles=["Fatal Python error: Segmentation fault"]),
-    S("mpspawn-raise-rank0-hf", "mp.spawn", "spawn",
-      "2 ranks under mp.spawn, HF-Trainer-like logging; rank 0 raises ValueError on a bad sample at step 5",
-      "first_death", "python_exception", nproc=2, style="hf", faults=["raise:0:5"],
-      why="the dataset raised ValueError in rank 0 (pid {pid}) at {when}; the parent re-raises it as "
-          "ProcessRaisedException", needles=["ProcessRaisedException"]),
-    S("mpspawn-raise-rank2-print", "mp.spawn", "spawn",
-      "4 ranks under mp.spawn, plain print (no timestamps, no rank prefix); rank 2 raises on a bad sample at step 3",
-      "first_death", "python_exception", nproc=4, faults=["raise:2:3"],
-      why="the dataset raised ValueError in rank 2 (pid {pid}) at {when}; ProcessRaisedException names process 2",
-      needles=["Process 2 terminated with the following error"]),
-    S("mpspawn-sigkill-self-rank1-loguru", "mp.spawn", "spawn",
-      "3 ranks under mp.spawn, loguru-like format; rank 1 SIGKILLs itself at step 4, no kernel log",
-      "first_death", "killed", style="loguru", faults=["sigkill:1:4"],
-      why="rank 1 (pid {pid}) sent itself SIGKILL at {when}; nothing says who sent it; mp.spawn reports "
-          "signal SIGKILL", needles=["terminated with signal SIGKILL"]),
-    S("mpspawn-sigkill-oom-rank2-logging", "mp.spawn", "spawn",
-      "3 ranks under mp.spawn, logging with asctime; rank 2 is SIGKILLed from outside at step 5, kernel OOM log",
-      "first_death", "host_oom", style="logging", external=("SIGKILL", 2, 5), dmesg="oom",
-      why="the generator sent SIGKILL to rank 2 (pid {pid}) at {when}, standing in for the OOM-killer; "
-          "dmesg.txt names that pid",
-      notes="dmesg.txt is synthesised from the kernel's own format (mm/oom_kill.c) for the real pid at the real "
-            "time of the kill; the kill itself was a real SIGKILL sent by the generator.",
-      needles=["terminated with signal SIGKILL"]),
-    S("mpspawn-abort-rank1-rank0only", "mp.spawn", "spawn",
-      "3 ranks under mp.spawn, only rank 0 logs progress; rank 1 calls os.abort() at step 6",
-      "first_death", "abort", style="rank0", faults=["abort:1:6"],
-      why="the injector called os.abort() in rank 1 (pid {pid}) at {when}; the parent reports SIGABRT",
-      needles=["terminated with signal SIGABRT"]),
-    S("mpspawn-exit3-rank1-print", "mp.spawn", "spawn",
-      "3 ranks under mp.spawn, plain print; rank 1 calls sys.exit(3) at step 4 without a message",
-      "first_death", "silent_exit", faults=["exit:1:4"],
-      why="rank 1 (pid {pid}) called sys.exit(3) at {when} and printed nothing; the parent reports exit code 3",
-      needles=["terminated with exit code 3"]),
-    S("mpspawn-sigterm-rank0-hf", "mp.spawn", "spawn",
-      "2 ranks under mp.spawn, HF-like logging; the generator sends SIGTERM to rank 0 at step 4",
-      "first_death", "killed", nproc=2, style="hf", external=("SIGTERM", 0, 4),
-      why="the generator sent SIGTERM to rank 0 (pid {pid}) at {when}; no log line says who sent it",
-      needles=["terminated with signal SIGTERM"]),
-    S("mpspawn-worker-raise-rank1-logging", "mp.spawn", "spawn",
-      "3 ranks under mp.spawn, 2 DataLoader workers each; a worker of rank 1 raises on a bad sample at step 3",
-      "first_death", "python_exception", style="logging", faults=["worker-raise:1:3"], job=["--workers", "2"],
-      why="a DataLoader worker of rank 1 raised ValueError at {when} (worker pid {pid}); rank 1 re-raised it",
-      needles=["Caught ValueError in DataLoader worker process"]),
-    S("mpspawn-straggler-rank2-print", "mp.spawn", "spawn",
-      "3 ranks under mp.spawn, plain print, 20 s PG timeout; rank 2 sleeps 60 s at step 3, the others time out",
-      "undetermined", "hang", faults=["straggle:2:3"], job=["--pg-timeout", "20"], truth_rank="none", sure="medium",
-      why="the injector stopped rank 2 (pid {pid}) at step 3 at {when}; but mp.spawn shows only the first "
-          "process to fail (a rank that timed out) and then SIGTERMs the other two, and bare prints carry no rank: "
-          "nothing in the logs tells rank 2 from rank 0 (or 1)",
-      notes="Ground truth by injection is rank 2 (see injected); the logs cannot tell it, so the truth is "
-            "undetermined with the cause the logs do show (a collective timeout: someone hung).",
-      needles=["Timed out"]),
-    S("mpspawn-straggler-rank1-of2-logging", "mp.spawn", "spawn",
-      "2 ranks under mp.spawn, logging, 20 s PG timeout; rank 1 sleeps 60 s at step 4, rank 0 times out",
-      "hang", "hang", nproc=2, style="logging", faults=["straggle:1:4"], job=["--pg-timeout", "20"], sure="medium",
-      why="rank 1 (pid {pid}) stopped progressing at step 4 at {when} (alive); process 0 timed out in all_reduce "
-          "20 s later and the parent SIGTERMed process 1", needles=["Timed out"]),
-    S("mpspawn-clean-loguru", "mp.spawn", "spawn",
-      "3 ranks under mp.spawn, loguru-like format; trains 8 steps and finishes", "clean", None, style="loguru",
-      job=["--steps", "8"], truth_rank="none", why="nothing was injected; every rank logged training done"),
-    S("mpspawn-preinit-raise-rank1-print", "mp.spawn", "spawn",
-      "3 ranks under mp.spawn, plain print; rank 1 raises FileNotFoundError before init_process_group",
-      "first_death", "python_exception", faults=["preinit:1:0"],
-      why="rank 1 (pid {pid}) raised FileNotFoundError at {when}, before init_process_group; the others waited "
-          "in the rendezvous", needles=["FileNotFoundError"]),
+    S(
+        "mpspawn-segfault-rank1-print",
+        "mp.spawn",
+        "spawn",
+        "3 ranks under mp.spawn, plain print logging; rank 1 segfaults at step 4 without faulthandler",
+        "first_death",
+        "segfault",
+        faults=["segv:1:4"],
+        why="the injector segfaulted rank 1 (pid {pid}) at {when}; mp.spawn's parent reports process 1 terminated "
+        "with signal SIGSEGV",
+        needles=["terminated with signal SIGSEGV"],
+    ),
+    S(
+        "mpspawn-segfault-faulthandler-rank2-logging",
+        "mp.spawn",
+        "spawn",
+        "3 ranks under mp.spawn, logging with asctime, faulthandler on; rank 2 segfaults at step 3",
+        "first_death",
+        "segfault",
+        style="logging",
+        faults=["segv:2:3"],
+        job=["--faulthandler"],
+        why="the injector segfaulted rank 2 (pid {pid}) at {when}; faulthandler dumped the stack, the parent "
+        "reports SIGSEGV",
+        needles=["Fatal Python error: Segmentation fault"],
+    ),
+    S(
+        "mpspawn-raise-rank0-hf",
+        "mp.spawn",
+        "spawn",
+        "2 ranks under mp.spawn, HF-Trainer-like logging; rank 0 raises ValueError on a bad sample at step 5",
+        "first_death",
+        "python_exception",
+        nproc=2,
+        style="hf",
+        faults=["raise:0:5"],
+        why="the dataset raised ValueError in rank 0 (pid {pid}) at {when}; the parent re-raises it as "
+        "ProcessRaisedException",
+        needles=["ProcessRaisedException"],
+    ),
+    S(
+        "mpspawn-raise-rank2-print",
+        "mp.spawn",
+        "spawn",
+        "4 ranks under mp.spawn, plain print (no timestamps, no rank prefix); rank 2 raises on a bad sample at step 3",
+        "first_death",
+        "python_exception",
+        nproc=4,
+        faults=["raise:2:3"],
+        why="the dataset raised ValueError in rank 2 (pid {pid}) at {when}; ProcessRaisedException names process 2",
+        needles=["Process 2 terminated with the following error"],
+    ),
+    S(
+        "mpspawn-sigkill-self-rank1-loguru",
+        "mp.spawn",
+        "spawn",
+        "3 ranks under mp.spawn, loguru-like format; rank 1 SIGKILLs itself at step 4, no kernel log",
+        "first_death",
+        "killed",
+        style="loguru",
+        faults=["sigkill:1:4"],
+        why="rank 1 (pid {pid}) sent itself SIGKILL at {when}; nothing says who sent it; mp.spawn reports "
+        "signal SIGKILL",
+        needles=["terminated with signal SIGKILL"],
+    ),
+    S(
+        "mpspawn-sigkill-oom-rank2-logging",
+        "mp.spawn",
+        "spawn",
+        "3 ranks under mp.spawn, logging with asctime; rank 2 is SIGKILLed from outside at step 5, kernel OOM log",
+        "first_death",
+        "host_oom",
+        style="logging",
+        external=("SIGKILL", 2, 5),
+        dmesg="oom",
+        why="the generator sent SIGKILL to rank 2 (pid {pid}) at {when}, standing in for the OOM-killer; "
+        "dmesg.txt names that pid",
+        notes="dmesg.txt is synthesised from the kernel's own format (mm/oom_kill.c) for the real pid at the real "
+        "time of the kill; the kill itself was a real SIGKILL sent by the generator.",
+        needles=["terminated with signal SIGKILL"],
+    ),
+    S(
+        "mpspawn-abort-rank1-rank0only",
+        "mp.spawn",
+        "spawn",
+        "3 ranks under mp.spawn, only rank 0 logs progress; rank 1 calls os.abort() at step 6",
+        "first_death",
+        "abort",
+        style="rank0",
+        faults=["abort:1:6"],
+        why="the injector called os.abort() in rank 1 (pid {pid}) at {when}; the parent reports SIGABRT",
+        needles=["terminated with signal SIGABRT"],
+    ),
+    S(
+        "mpspawn-exit3-rank1-print",
+        "mp.spawn",
+        "spawn",
+        "3 ranks under mp.spawn, plain print; rank 1 calls sys.exit(3) at step 4 without a message",
+        "first_death",
+        "silent_exit",
+        faults=["exit:1:4"],
+        why="rank 1 (pid {pid}) called sys.exit(3) at {when} and printed nothing; the parent reports exit code 3",
+        needles=["terminated with exit code 3"],
+    ),
+    S(
+        "mpspawn-sigterm-rank0-hf",
+        "mp.spawn",
+        "spawn",
+        "2 ranks under mp.spawn, HF-like logging; the generator sends SIGTERM to rank 0 at step 4",
+        "first_death",
+        "killed",
+        nproc=2,
+        style="hf",
+        external=("SIGTERM", 0, 4),
+        why="the generator sent SIGTERM to rank 0 (pid {pid}) at {when}; no log line says who sent it",
+        needles=["terminated with signal SIGTERM"],
+    ),
+    S(
+        "mpspawn-worker-raise-rank1-logging",
+        "mp.spawn",
+        "spawn",
+        "3 ranks under mp.spawn, 2 DataLoader workers each; a worker of rank 1 raises on a bad sample at step 3",
+        "first_death",
+        "python_exception",
+        style="logging",
+        faults=["worker-raise:1:3"],
+        job=["--workers", "2"],
+        why="a DataLoader worker of rank 1 raised ValueError at {when} (worker pid {pid}); rank 1 re-raised it",
+        needles=["Caught ValueError in DataLoader worker process"],
+    ),
+    S(
+        "mpspawn-straggler-rank2-print",
+        "mp.spawn",
+        "spawn",
+        "3 ranks under mp.spawn, plain print, 20 s PG timeout; rank 2 sleeps 60 s at step 3, the others time out",
+        "undetermined",
+        "hang",
+        faults=["straggle:2:3"],
+        job=["--pg-timeout", "20"],
+        truth_rank="none",
+        sure="medium",
+        why="the injector stopped rank 2 (pid {pid}) at step 3 at {when}; but mp.spawn shows only the first "
+        "process to fail (a rank that timed out) and then SIGTERMs the other two, and bare prints carry no rank: "
+        "nothing in the logs tells rank 2 from rank 0 (or 1)",
+        notes="Ground truth by injection is rank 2 (see injected); the logs cannot tell it, so the truth is "
+        "undetermined with the cause the logs do show (a collective timeout: someone hung).",
+        needles=["Timed out"],
+    ),
+    S(
+        "mpspawn-straggler-rank1-of2-logging",
+        "mp.spawn",
+        "spawn",
+        "2 ranks under mp.spawn, logging, 20 s PG timeout; rank 1 sleeps 60 s at step 4, rank 0 times out",
+        "hang",
+        "hang",
+        nproc=2,
+        style="logging",
+        faults=["straggle:1:4"],
+        job=["--pg-timeout", "20"],
+        sure="medium",
+        why="rank 1 (pid {pid}) stopped progressing at step 4 at {when} (alive); process 0 timed out in all_reduce "
+        "20 s later and the parent SIGTERMed process 1",
+        needles=["Timed out"],
+    ),
+    S(
+        "mpspawn-clean-loguru",
+        "mp.spawn",
+        "spawn",
+        "3 ranks under mp.spawn, loguru-like format; trains 8 steps and finishes",
+        "clean",
+        None,
+        style="loguru",
+        job=["--steps", "8"],
+        truth_rank="none",
+        why="nothing was injected; every rank logged training done",
+    ),
+    S(
+        "mpspawn-preinit-raise-rank1-print",
+        "mp.spawn",
+        "spawn",
+        "3 ranks under mp.spawn, plain print; rank 1 raises FileNotFoundError before init_process_group",
+        "first_death",
+        "python_exception",
+        faults=["preinit:1:0"],
+        why="rank 1 (pid {pid}) raised FileNotFoundError at {when}, before init_process_group; the others waited "
+        "in the rendezvous",
+        needles=["FileNotFoundError"],
+    ),
 )
 
 # ---- torchrun, one node ------------------------------------------------------------------------
 TEE = ["--tee", "3"]
 add(
-    S("torchrun-raise-rank1-tee-logging", "torchrun", "torchrun",
-      "3 ranks under torchrun --tee 3, logging with asctime; rank 1 raises ValueError on a bad sample at step 4",
-      "first_death", "python_exception", style="logging", largs=TEE, faults=["raise:1:4"],
-      why="the dataset raised ValueError in rank 1 (pid {pid}) at {when}", needles=["ValueError: corrupt sample"]),
-    S("torchrun-raise-rank2-notee-print", "torchrun", "torchrun",
-      "3 ranks under torchrun without --tee, plain print; rank 2 raises on a bad sample at step 5",
-      "first_death", "python_exception", largs=[], faults=["raise:2:5"],
-      why="the dataset raised ValueError in rank 2 (pid {pid}) at {when}; torchrun prefixes the traceback [rank2]:",
-      needles=["[rank2]: ValueError"]),
-    S("torchrun-segfault-rank0-nofh-hf", "torchrun", "torchrun",
-      "2 ranks under torchrun --tee 3, HF-like logging; rank 0 segfaults at step 3 without faulthandler",
-      "first_death", "segfault", nproc=2, style="hf", largs=TEE, faults=["segv:0:3"],
-      why="the injector segfaulted rank 0 (pid {pid}) at {when}; torchrun reports Signal 11 (SIGSEGV)",
-      needles=["SIGSEGV"]),
-    S("torchrun-segfault-rank2-faulthandler-logdir", "torchrun", "torchrun",
-      "3 ranks under torchrun --log-dir --tee 3 with @record, logging; rank 2 segfaults at step 4, faulthandler on",
-      "first_death", "segfault", style="logging", largs=TEE + ["--log-dir", "{logs}/torchrun"], faults=["segv:2:4"],
-      job=["--faulthandler", "--record"],
-      why="the injector segfaulted rank 2 (pid {pid}) at {when}; faulthandler's dump is in its stderr.log",
-      needles=["Fatal Python error: Segmentation fault"]),
-    S("torchrun-sigkill-oom-rank1-redirects", "torchrun", "torchrun",
-      "3 ranks under torchrun --log-dir --redirects 3, loguru-like; rank 1 is SIGKILLed at step 5, kernel OOM log",
-      "first_death", "host_oom", style="loguru", largs=["--log-dir", "{logs}/torchrun", "--redirects", "3"],
-      external=("SIGKILL", 1, 5), dmesg="oom",
-      why="the generator sent SIGKILL to rank 1 (pid {pid}) at {when}, standing in for the OOM-killer; dmesg.txt "
-          "names that pid",
-      notes="dmesg.txt is synthesised from the kernel's own format (mm/oom_kill.c) for the real pid at the real "
-            "time of the kill; the kill itself was a real SIGKILL sent by the generator.",
-      needles=["SIGKILL"]),
-    S("torchrun-sigkill-nodmesg-rank0-print", "torchrun", "torchrun",
-      "3 ranks under torchrun --tee 3, plain print; the generator SIGKILLs rank 0 at step 4, no kernel log",
-      "first_death", "killed", largs=TEE, external=("SIGKILL", 0, 4),
-      why="the generator sent SIGKILL to rank 0 (pid {pid}) at {when}; nothing says who", needles=["SIGKILL"]),
-    S("torchrun-abort-rank1-rankfiles", "torchrun", "torchrun",
-      "3 ranks under torchrun, each rank's stdout+stderr redirected by the script to logs/rank_N.log "
-      "(the console is not kept); rank 1 calls os.abort() at step 4",
-      "undetermined", None, style="logging", console=None, faults=["abort:1:4"],
-      job=["--redirect", "{logs}/rank_{{rank}}.log"], truth_rank="none",
-      why="the injector called os.abort() in rank 1 (pid {pid}) at {when}, but torchrun SIGTERMed ranks 0 and 2 "
-          "within a fraction of a second, before they noticed: all three rank files stop after step 3 with no "
-          "error, so the kept logs cannot tell which rank died or why",
-      notes="Only the per-rank files are kept; torchrun's console (which named SIGABRT and the pid) was dropped, "
-            "as a user who only kept the rank files would have it. Ground truth by injection: rank 1, abort.",
-      sure="medium"),
-    S("torchrun-sigterm-rank2-tee-hf", "torchrun", "torchrun",
-      "3 ranks under torchrun --tee 3, HF-like logging; the generator sends SIGTERM to rank 2 at step 5",
-      "first_death", "killed", style="hf", largs=TEE, external=("SIGTERM", 2, 5), sure="medium",
-      why="the generator sent SIGTERM to rank 2 (pid {pid}) at {when}; torchrun's own teardown SIGTERMs came later",
-      needles=["SIGTERM"]),
-    S("torchrun-exit3-rank1-tee-loguru", "torchrun", "torchrun",
-      "3 ranks under torchrun --tee 3, loguru-like; rank 1 calls sys.exit(3) at step 4",
-      "first_death", "silent_exit", style="loguru", largs=TEE, faults=["exit:1:4"],
-      why="rank 1 (pid {pid}) called sys.exit(3) at {when}, printing nothing; torchrun reports exitcode 3",
-      needles=["exitcode: 3"]),
-    S("torchrun-worker-kill-rank0-logging", "torchrun", "torchrun",
-      "2 ranks under torchrun --tee 3, 2 DataLoader workers each; a worker of rank 0 is SIGKILLed at step 3",
-      "first_death", "killed", nproc=2, style="logging", largs=TEE, faults=["worker-kill:0:3"],
-      job=["--workers", "2"],
-      why="a DataLoader worker of rank 0 (worker pid {pid}) SIGKILLed itself at {when}; rank 0 then raised "
-          "RuntimeError (worker killed by signal)", sure="medium",
-      notes="The rank process itself died of a RuntimeError raised by the DataLoader; the root cause is the SIGKILL "
-            "of its worker, from a sender the logs do not name.", needles=["is killed by signal"]),
-    S("torchrun-worker-kill-oom-rank1-print", "torchrun", "torchrun",
-      "3 ranks under torchrun --tee 3, 2 DataLoader workers each, plain print; a worker of rank 1 is SIGKILLed "
-      "at step 4, kernel OOM log naming the worker's pid",
-      "first_death", "host_oom", largs=TEE, faults=["worker-kill:1:4"], job=["--workers", "2"], dmesg="oom",
-      why="a DataLoader worker of rank 1 (worker pid {pid}) was SIGKILLed at {when}; dmesg.txt names that pid",
-      notes="dmesg.txt is synthesised from the kernel's own format (mm/oom_kill.c) for the worker's real pid at the "
-            "real time of its SIGKILL (the worker killed itself with SIGKILL).", needles=["is killed by signal"]),
-    S("torchrun-worker-raise-rank2-hf", "torchrun", "torchrun",
-      "3 ranks under torchrun (no tee), 2 DataLoader workers, HF-like; a worker of rank 2 raises at step 3",
-      "first_death", "python_exception", style="hf", faults=["worker-raise:2:3"], job=["--workers", "2"],
-      why="a DataLoader worker of rank 2 raised ValueError at {when}; rank 2 re-raised it",
-      needles=["Caught ValueError in DataLoader worker process"]),
-    S("torchrun-preinit-rank2-logging", "torchrun", "torchrun",
-      "3 ranks under torchrun --tee 3, logging; rank 2 raises FileNotFoundError before init_process_group",
-      "first_death", "python_exception", style="logging", largs=TEE, faults=["preinit:2:0"],
-      why="rank 2 (pid {pid}) raised FileNotFoundError at {when} before init_process_group",
-      needles=["FileNotFoundError"]),
-    S("torchrun-leave-early-rank1-print", "torchrun", "torchrun",
-      "3 ranks under torchrun --tee 3, plain print; rank 1 leaves the loop at step 4 and exits 0",
-      "first_death", "silent_exit", largs=TEE, faults=["leave:1:4"], job=["--pg-timeout", "20"],
-      why="rank 1 (pid {pid}) returned from main at {when} without a word and exited 0; the others waited in "
-          "all_reduce", sure="medium"),
-    S("torchrun-straggler-rank0-loguru", "torchrun", "torchrun",
-      "3 ranks under torchrun --tee 3, loguru-like, 20 s PG timeout; rank 0 sleeps 60 s at step 4",
-      "hang", "hang", style="loguru", largs=TEE, faults=["straggle:0:4"], job=["--pg-timeout", "20"],
-      why="rank 0 (pid {pid}) stopped progressing at step 4 at {when} (alive, sleeping); ranks 1 and 2 timed out "
-          "20 s later and torchrun tore rank 0 down", needles=["Timed out"]),
-    S("torchrun-straggler-rank2-rank0only-logdir", "torchrun", "torchrun",
-      "3 ranks under torchrun --log-dir (no tee), only rank 0 logs progress, 20 s PG timeout; rank 2 sleeps 60 s "
-      "at step 3", "hang", "hang", style="rank0", largs=["--log-dir", "{logs}/torchrun"], faults=["straggle:2:3"],
-      job=["--pg-timeout", "20"], sure="medium",
-      why="rank 2 (pid {pid}) stopped progressing at step 3 at {when} (alive); ranks 0 and 1 timed out 20 s later"),
-    S("torchrun-mismatch-rank1-logging", "torchrun", "torchrun",
-      "3 ranks under torchrun --tee 3, logging, 20 s PG timeout; rank 1 calls broadcast while the others "
-      "all_reduce at step 3", "hang", "hang", style="logging", largs=TEE, faults=["mismatch:1:3"],
-      job=["--pg-timeout", "20"], sure="medium",
-      why="rank 1 (pid {pid}) entered broadcast instead of all_reduce at {when}; the collectives never matched and "
-          "ranks 0 and 2 timed out",
-      notes="Mismatched collectives: the culprit is alive and inside a collective, only the wrong one."),
-    S("torchrun-two-deaths-rank2-then-rank0", "torchrun", "torchrun",
-      "3 ranks under torchrun --tee 3 --monitor-interval 10, logging; rank 2 SIGKILLs itself at step 6, rank 0 "
-      "raises FloatingPointError 1 s later", "first_death", "killed", style="logging",
-      largs=TEE + ["--monitor-interval", "10"], faults=["sigkill:2:6", "nan:0:6:1.0"], job=["--pg-timeout", "30"],
-      why="the injector SIGKILLed rank 2 (pid {pid}) at {when}; rank 0's FloatingPointError came 1 s later "
-          "(rank 1 lost its peer in between)",
-      notes="Two real deaths a second apart; the earlier is the truth. inject.jsonl holds both times.",
-      sure="medium"),
-    S("torchrun-restart-raise-rank1", "torchrun", "torchrun",
-      "3 ranks under torchrun --max-restarts 1 --tee 3, logging; rank 1 raises at step 3, the fault armed in every "
-      "attempt", "first_death", "python_exception", style="logging", largs=TEE + ["--max-restarts", "1"],
-      faults=["raise:1:3"],
-      why="rank 1 (pid {pid}) raised ValueError at {when} in attempt 0; torchrun restarted the group and attempt 1 "
-          "failed again",
-      needles=["ValueError: corrupt sample"]),
-    S("torchrun-restart-segv-rank0-once", "torchrun", "torchrun",
-      "2 ranks under torchrun --max-restarts 1 --tee 3, plain print; rank 0 segfaults at step 3, the fault armed "
-      "in attempt 0 only", "first_death", "segfault", nproc=2, largs=TEE + ["--max-restarts", "1"],
-      faults=["segv:0:3"], job=["--fault-once"], sure="medium",
-      why="rank 0 (pid {pid}) segfaulted at {when} in attempt 0; whatever attempt 1 did came after it",
-      notes="In the recorded run attempt 1 did not train: gloo's connectFullMesh was refused (an address left from "
-            "attempt 0), a real torch behaviour of restarts under --standalone."),
-    S("torchrun-clean-tee-hf", "torchrun", "torchrun",
-      "3 ranks under torchrun --tee 3, HF-like logging; finishes", "clean", None, style="hf", largs=TEE,
-      truth_rank="none", why="nothing was injected; training completed"),
-    S("torchrun-clean-logdir-print", "torchrun", "torchrun",
-      "2 ranks under torchrun --log-dir --redirects 3, plain print; finishes", "clean", None, nproc=2,
-      largs=["--log-dir", "{logs}/torchrun", "--redirects", "3"], truth_rank="none",
-      why="nothing was injected; every rank finished"),
-    S("torchrun-sigkill-rank1-rankfile-tee", "torchrun", "torchrun",
-      "3 ranks under torchrun --tee 3, logging to console and to logs/rank_N.log; the generator SIGKILLs rank 1 "
-      "at step 4, no kernel log", "first_death", "killed", style="logging", largs=TEE, external=("SIGKILL", 1, 4),
-      job=["--rank-file", "{logs}/rank_{{rank}}.log"],
-      why="the generator sent SIGKILL to rank 1 (pid {pid}) at {when}", needles=["SIGKILL"]),
+    S(
+        "torchrun-raise-rank1-tee-logging",
+        "torchrun",
+        "torchrun",
+        "3 ranks under torchrun --tee 3, logging with asctime; rank 1 raises ValueError on a bad sample at step 4",
+        "first_death",
+        "python_exception",
+        style="logging",
+        largs=TEE,
+        faults=["raise:1:4"],
+        why="the dataset raised ValueError in rank 1 (pid {pid}) at {when}",
+        needles=["ValueError: corrupt sample"],
+    ),
+    S(
+        "torchrun-raise-rank2-notee-print",
+        "torchrun",
+        "torchrun",
+        "3 ranks under torchrun without --tee, plain print; rank 2 raises on a bad sample at step 5",
+        "first_death",
+        "python_exception",
+        largs=[],
+        faults=["raise:2:5"],
+        why="the dataset raised ValueError in rank 2 (pid {pid}) at {when}; torchrun prefixes the traceback [rank2]:",
+        needles=["[rank2]: ValueError"],
+    ),
+    S(
+        "torchrun-segfault-rank0-nofh-hf",
+        "torchrun",
+        "torchrun",
+        "2 ranks under torchrun --tee 3, HF-like logging; rank 0 segfaults at step 3 without faulthandler",
+        "first_death",
+        "segfault",
+        nproc=2,
+        style="hf",
+        largs=TEE,
+        faults=["segv:0:3"],
+        why="the injector segfaulted rank 0 (pid {pid}) at {when}; torchrun reports Signal 11 (SIGSEGV)",
+        needles=["SIGSEGV"],
+    ),
+    S(
+        "torchrun-segfault-rank2-faulthandler-logdir",
+        "torchrun",
+        "torchrun",
+        "3 ranks under torchrun --log-dir --tee 3 with @record, logging; rank 2 segfaults at step 4, faulthandler on",
+        "first_death",
+        "segfault",
+        style="logging",
+        largs=[*TEE, "--log-dir", "{logs}/torchrun"],
+        faults=["segv:2:4"],
+        job=["--faulthandler", "--record"],
+        why="the injector segfaulted rank 2 (pid {pid}) at {when}; faulthandler's dump is in its stderr.log",
+        needles=["Fatal Python error: Segmentation fault"],
+    ),
+    S(
+        "torchrun-sigkill-oom-rank1-redirects",
+        "torchrun",
+        "torchrun",
+        "3 ranks under torchrun --log-dir --redirects 3, loguru-like; rank 1 is SIGKILLed at step 5, kernel OOM log",
+        "first_death",
+        "host_oom",
+        style="loguru",
+        largs=["--log-dir", "{logs}/torchrun", "--redirects", "3"],
+        external=("SIGKILL", 1, 5),
+        dmesg="oom",
+        why="the generator sent SIGKILL to rank 1 (pid {pid}) at {when}, standing in for the OOM-killer; dmesg.txt "
+        "names that pid",
+        notes="dmesg.txt is synthesised from the kernel's own format (mm/oom_kill.c) for the real pid at the real "
+        "time of the kill; the kill itself was a real SIGKILL sent by the generator.",
+        needles=["SIGKILL"],
+    ),
+    S(
+        "torchrun-sigkill-nodmesg-rank0-print",
+        "torchrun",
+        "torchrun",
+        "3 ranks under torchrun --tee 3, plain print; the generator SIGKILLs rank 0 at step 4, no kernel log",
+        "first_death",
+        "killed",
+        largs=TEE,
+        external=("SIGKILL", 0, 4),
+        why="the generator sent SIGKILL to rank 0 (pid {pid}) at {when}; nothing says who",
+        needles=["SIGKILL"],
+    ),
+    S(
+        "torchrun-abort-rank1-rankfiles",
+        "torchrun",
+        "torchrun",
+        "3 ranks under torchrun, each rank's stdout+stderr redirected by the script to logs/rank_N.log "
+        "(the console is not kept); rank 1 calls os.abort() at step 4",
+        "undetermined",
+        None,
+        style="logging",
+        console=None,
+        faults=["abort:1:4"],
+        job=["--redirect", "{logs}/rank_{{rank}}.log"],
+        truth_rank="none",
+        why="the injector called os.abort() in rank 1 (pid {pid}) at {when}, but torchrun SIGTERMed ranks 0 and 2 "
+        "within a fraction of a second, before they noticed: all three rank files stop after step 3 with no "
+        "error, so the kept logs cannot tell which rank died or why",
+        notes="Only the per-rank files are kept; torchrun's console (which named SIGABRT and the pid) was dropped, "
+        "as a user who only kept the rank files would have it. Ground truth by injection: rank 1, abort.",
+        sure="medium",
+    ),
+    S(
+        "torchrun-sigterm-rank2-tee-hf",
+        "torchrun",
+        "torchrun",
+        "3 ranks under torchrun --tee 3, HF-like logging; the generator sends SIGTERM to rank 2 at step 5",
+        "first_death",
+        "killed",
+        style="hf",
+        largs=TEE,
+        external=("SIGTERM", 2, 5),
+        sure="medium",
+        why="the generator sent SIGTERM to rank 2 (pid {pid}) at {when}; torchrun's own teardown SIGTERMs came later",
+        needles=["SIGTERM"],
+    ),
+    S(
+        "torchrun-exit3-rank1-tee-loguru",
+        "torchrun",
+        "torchrun",
+        "3 ranks under torchrun --tee 3, loguru-like; rank 1 calls sys.exit(3) at step 4",
+        "first_death",
+        "silent_exit",
+        style="loguru",
+        largs=TEE,
+        faults=["exit:1:4"],
+        why="rank 1 (pid {pid}) called sys.exit(3) at {when}, printing nothing; torchrun reports exitcode 3",
+        needles=["exitcode: 3"],
+    ),
+    S(
+        "torchrun-worker-kill-rank0-logging",
+        "torchrun",
+        "torchrun",
+        "2 ranks under torchrun --tee 3, 2 DataLoader workers each; a worker of rank 0 is SIGKILLed at step 3",
+        "first_death",
+        "killed",
+        nproc=2,
+        style="logging",
+        largs=TEE,
+        faults=["worker-kill:0:3"],
+        job=["--workers", "2"],
+        why="a DataLoader worker of rank 0 (worker pid {pid}) SIGKILLed itself at {when}; rank 0 then raised "
+        "RuntimeError (worker killed by signal)",
+        sure="medium",
+        notes="The rank process itself died of a RuntimeError raised by the DataLoader; the root cause is the SIGKILL "
+        "of its worker, from a sender the logs do not name.",
+        needles=["is killed by signal"],
+    ),
+    S(
+        "torchrun-worker-kill-oom-rank1-print",
+        "torchrun",
+        "torchrun",
+        "3 ranks under torchrun --tee 3, 2 DataLoader workers each, plain print; a worker of rank 1 is SIGKILLed "
+        "at step 4, kernel OOM log naming the worker's pid",
+        "first_death",
+        "host_oom",
+        largs=TEE,
+        faults=["worker-kill:1:4"],
+        job=["--workers", "2"],
+        dmesg="oom",
+        why="a DataLoader worker of rank 1 (worker pid {pid}) was SIGKILLed at {when}; dmesg.txt names that pid",
+        notes="dmesg.txt is synthesised from the kernel's own format (mm/oom_kill.c) for the worker's real pid at the "
+        "real time of its SIGKILL (the worker killed itself with SIGKILL).",
+        needles=["is killed by signal"],
+    ),
+    S(
+        "torchrun-worker-raise-rank2-hf",
+        "torchrun",
+        "torchrun",
+        "3 ranks under torchrun (no tee), 2 DataLoader workers, HF-like; a worker of rank 2 raises at step 3",
+        "first_death",
+        "python_exception",
+        style="hf",
+        faults=["worker-raise:2:3"],
+        job=["--workers", "2"],
+        why="a DataLoader worker of rank 2 raised ValueError at {when}; rank 2 re-raised it",
+        needles=["Caught ValueError in DataLoader worker process"],
+    ),
+    S(
+        "torchrun-preinit-rank2-logging",
+        "torchrun",
+        "torchrun",
+        "3 ranks under torchrun --tee 3, logging; rank 2 raises FileNotFoundError before init_process_group",
+        "first_death",
+        "python_exception",
+        style="logging",
+        largs=TEE,
+        faults=["preinit:2:0"],
+        why="rank 2 (pid {pid}) raised FileNotFoundError at {when} before init_process_group",
+        needles=["FileNotFoundError"],
+    ),
+    S(
+        "torchrun-leave-early-rank1-print",
+        "torchrun",
+        "torchrun",
+        "3 ranks under torchrun --tee 3, plain print; rank 1 leaves the loop at step 4 and exits 0",
+        "first_death",
+        "silent_exit",
+        largs=TEE,
+        faults=["leave:1:4"],
+        job=["--pg-timeout", "20"],
+        why="rank 1 (pid {pid}) returned from main at {when} without a word and exited 0; the others waited in "
+        "all_reduce",
+        sure="medium",
+    ),
+    S(
+        "torchrun-straggler-rank0-loguru",
+        "torchrun",
+        "torchrun",
+        "3 ranks under torchrun --tee 3, loguru-like, 20 s PG timeout; rank 0 sleeps 60 s at step 4",
+        "hang",
+        "hang",
+        style="loguru",
+        largs=TEE,
+        faults=["straggle:0:4"],
+        job=["--pg-timeout", "20"],
+        why="rank 0 (pid {pid}) stopped progressing at step 4 at {when} (alive, sleeping); ranks 1 and 2 timed out "
+        "20 s later and torchrun tore rank 0 down",
+        needles=["Timed out"],
+    ),
+    S(
+        "torchrun-straggler-rank2-rank0only-logdir",
+        "torchrun",
+        "torchrun",
+        "3 ranks under torchrun --log-dir (no tee), only rank 0 logs progress, 20 s PG timeout; rank 2 sleeps 60 s "
+        "at step 3",
+        "hang",
+        "hang",
+        style="rank0",
+        largs=["--log-dir", "{logs}/torchrun"],
+        faults=["straggle:2:3"],
+        job=["--pg-timeout", "20"],
+        sure="medium",
+        why="rank 2 (pid {pid}) stopped progressing at step 3 at {when} (alive); ranks 0 and 1 timed out 20 s later",
+    ),
+    S(
+        "torchrun-mismatch-rank1-logging",
+        "torchrun",
+        "torchrun",
+        "3 ranks under torchrun --tee 3, logging, 20 s PG timeout; rank 1 calls broadcast while the others "
+        "all_reduce at step 3",
+        "hang",
+        "hang",
+        style="logging",
+        largs=TEE,
+        faults=["mismatch:1:3"],
+        job=["--pg-timeout", "20"],
+        sure="medium",
+        why="rank 1 (pid {pid}) entered broadcast instead of all_reduce at {when}; the collectives never matched and "
+        "ranks 0 and 2 timed out",
+        notes="Mismatched collectives: the culprit is alive and inside a collective, only the wrong one.",
+    ),
+    S(
+        "torchrun-two-deaths-rank2-then-rank0",
+        "torchrun",
+        "torchrun",
+        "3 ranks under torchrun --tee 3 --monitor-interval 10, logging; rank 2 SIGKILLs itself at step 6, rank 0 "
+        "raises FloatingPointError 1 s later",
+        "first_death",
+        "killed",
+        style="logging",
+        largs=[*TEE, "--monitor-interval", "10"],
+        faults=["sigkill:2:6", "nan:0:6:1.0"],
+        job=["--pg-timeout", "30"],
+        why="the injector SIGKILLed rank 2 (pid {pid}) at {when}; rank 0's FloatingPointError came 1 s later "
+        "(rank 1 lost its peer in between)",
+        notes="Two real deaths a second apart; the earlier is the truth. inject.jsonl holds both times.",
+        sure="medium",
+    ),
+    S(
+        "torchrun-restart-raise-rank1",
+        "torchrun",
+        "torchrun",
+        "3 ranks under torchrun --max-restarts 1 --tee 3, logging; rank 1 raises at step 3, the fault armed in every "
+        "attempt",
+        "first_death",
+        "python_exception",
+        style="logging",
+        largs=[*TEE, "--max-restarts", "1"],
+        faults=["raise:1:3"],
+        why="rank 1 (pid {pid}) raised ValueError at {when} in attempt 0; torchrun restarted the group and attempt 1 "
+        "failed again",
+        needles=["ValueError: corrupt sample"],
+    ),
+    S(
+        "torchrun-restart-segv-rank0-once",
+        "torchrun",
+        "torchrun",
+        "2 ranks under torchrun --max-restarts 1 --tee 3, plain print; rank 0 segfaults at step 3, the fault armed "
+        "in attempt 0 only",
+        "first_death",
+        "segfault",
+        nproc=2,
+        largs=[*TEE, "--max-restarts", "1"],
+        faults=["segv:0:3"],
+        job=["--fault-once"],
+        sure="medium",
+        why="rank 0 (pid {pid}) segfaulted at {when} in attempt 0; whatever attempt 1 did came after it",
+        notes="In the recorded run attempt 1 did not train: gloo's connectFullMesh was refused (an address left from "
+        "attempt 0), a real torch behaviour of restarts under --standalone.",
+    ),
+    S(
+        "torchrun-clean-tee-hf",
+        "torchrun",
+        "torchrun",
+        "3 ranks under torchrun --tee 3, HF-like logging; finishes",
+        "clean",
+        None,
+        style="hf",
+        largs=TEE,
+        truth_rank="none",
+        why="nothing was injected; training completed",
+    ),
+    S(
+        "torchrun-clean-logdir-print",
+        "torchrun",
+        "torchrun",
+        "2 ranks under torchrun --log-dir --redirects 3, plain print; finishes",
+        "clean",
+        None,
+        nproc=2,
+        largs=["--log-dir", "{logs}/torchrun", "--redirects", "3"],
+        truth_rank="none",
+        why="nothing was injected; every rank finished",
+    ),
+    S(
+        "torchrun-sigkill-rank1-rankfile-tee",
+        "torchrun",
+        "torchrun",
+        "3 ranks under torchrun --tee 3, logging to console and to logs/rank_N.log; the generator SIGKILLs rank 1 "
+        "at step 4, no kernel log",
+        "first_death",
+        "killed",
+        style="logging",
+        largs=TEE,
+        external=("SIGKILL", 1, 4),
+        job=["--rank-file", "{logs}/rank_{{rank}}.log"],
+        why="the generator sent SIGKILL to rank 1 (pid {pid}) at {when}",
+        needles=["SIGKILL"],
+    ),
 )
 
 # ---- two torchrun agents as two nodes --------------------------------------------------------
-TWO = ["--nnodes", "2", "--nproc-per-node", "2", "--rdzv-backend", "c10d", "--rdzv-endpoint", "127.0.0.1:{port}",
-       "--rdzv-id", "job42"]
+TWO = [
+    "--nnodes",
+    "2",
+    "--nproc-per-node",
+    "2",
+    "--rdzv-backend",
+    "c10d",
+    "--rdzv-endpoint",
+    "127.0.0.1:{port}",
+    "--rdzv-id",
+    "job42",
+]
 add(
-    S("torchrun2-raise-rank3-tee-logging", "torchrun-multinode", "torchrun2",
-      "two torchrun agents (node01, node02) x 2 ranks, --tee 3, logging; global rank 3 (node02 local 1) raises at "
-      "step 4; each agent's console is its own file", "first_death", "python_exception", nproc=4, style="logging",
-      largs=TEE, faults=["raise:3:4"],
-      why="the dataset raised ValueError in rank 3 (pid {pid}, node02) at {when}", needles=["ValueError"]),
-    S("torchrun2-segfault-rank1-print", "torchrun-multinode", "torchrun2",
-      "two torchrun agents x 2 ranks, no tee, plain print; global rank 1 (node01 local 1) segfaults at step 3",
-      "first_death", "segfault", nproc=4, faults=["segv:1:3"],
-      why="the injector segfaulted rank 1 (pid {pid}, node01) at {when}", needles=["SIGSEGV"]),
-    S("torchrun2-sigkill-oom-rank2-loguru", "torchrun-multinode", "torchrun2",
-      "two torchrun agents x 2 ranks, --tee 3, loguru-like; global rank 2 (node02 local 0) is SIGKILLed at step 4, "
-      "kernel OOM log from node02", "first_death", "host_oom", nproc=4, style="loguru", largs=TEE,
-      external=("SIGKILL", 2, 4), dmesg="oom",
-      why="the generator sent SIGKILL to rank 2 (pid {pid}, node02) at {when}, standing in for the OOM-killer",
-      notes="dmesg-node02.txt is synthesised from the kernel's own format (mm/oom_kill.c) for the real pid at the "
-            "real time of the kill.", needles=["SIGKILL"]),
-    S("torchrun2-straggler-rank0-hf", "torchrun-multinode", "torchrun2",
-      "two torchrun agents x 2 ranks, --tee 3, HF-like, 20 s PG timeout; global rank 0 sleeps 60 s at step 3",
-      "hang", "hang", nproc=4, style="hf", largs=TEE, faults=["straggle:0:3"], job=["--pg-timeout", "20"],
-      sure="medium",
-      why="rank 0 (pid {pid}, node01) stopped progressing at step 3 at {when}; the other ranks timed out 20 s later"),
-    S("torchrun2-clean-logging", "torchrun-multinode", "torchrun2",
-      "two torchrun agents x 2 ranks, --tee 3, logging; finishes", "clean", None, nproc=4, style="logging",
-      largs=TEE, truth_rank="none", why="nothing was injected; both agents finished"),
+    S(
+        "torchrun2-raise-rank3-tee-logging",
+        "torchrun-multinode",
+        "torchrun2",
+        "two torchrun agents (node01, node02) x 2 ranks, --tee 3, logging; global rank 3 (node02 local 1) raises at "
+        "step 4; each agent's console is its own file",
+        "first_death",
+        "python_exception",
+        nproc=4,
+        style="logging",
+        largs=TEE,
+        faults=["raise:3:4"],
+        why="the dataset raised ValueError in rank 3 (pid {pid}, node02) at {when}",
+        needles=["ValueError"],
+    ),
+    S(
+        "torchrun2-segfault-rank1-print",
+        "torchrun-multinode",
+        "torchrun2",
+        "two torchrun agents x 2 ranks, no tee, plain print; global rank 1 (node01 local 1) segfaults at step 3",
+        "first_death",
+        "segfault",
+        nproc=4,
+        faults=["segv:1:3"],
+        why="the injector segfaulted rank 1 (pid {pid}, node01) at {when}",
+        needles=["SIGSEGV"],
+    ),
+    S(
+        "torchrun2-sigkill-oom-rank2-loguru",
+        "torchrun-multinode",
+        "torchrun2",
+        "two torchrun agents x 2 ranks, --tee 3, loguru-like; global rank 2 (node02 local 0) is SIGKILLed at step 4, "
+        "kernel OOM log from node02",
+        "first_death",
+        "host_oom",
+        nproc=4,
+        style="loguru",
+        largs=TEE,
+        external=("SIGKILL", 2, 4),
+        dmesg="oom",
+        why="the generator sent SIGKILL to rank 2 (pid {pid}, node02) at {when}, standing in for the OOM-killer",
+        notes="dmesg-node02.txt is synthesised from the kernel's own format (mm/oom_kill.c) for the real pid at the "
+        "real time of the kill.",
+        needles=["SIGKILL"],
+    ),
+    S(
+        "torchrun2-straggler-rank0-hf",
+        "torchrun-multinode",
+        "torchrun2",
+        "two torchrun agents x 2 ranks, --tee 3, HF-like, 20 s PG timeout; global rank 0 sleeps 60 s at step 3",
+        "hang",
+        "hang",
+        nproc=4,
+        style="hf",
+        largs=TEE,
+        faults=["straggle:0:3"],
+        job=["--pg-timeout", "20"],
+        sure="medium",
+        why="rank 0 (pid {pid}, node01) stopped progressing at step 3 at {when}; the other ranks timed out 20 s later",
+    ),
+    S(
+        "torchrun2-clean-logging",
+        "torchrun-multinode",
+        "torchrun2",
+        "two torchrun agents x 2 ranks, --tee 3, logging; finishes",
+        "clean",
+        None,
+        nproc=4,
+        style="logging",
+        largs=TEE,
+        truth_rank="none",
+        why="nothing was injected; both agents finished",
+    ),
 )
 
 # ---- Open MPI mpirun --tag-output --------------------------------------------------------------
 add(
-    S("mpirun-raise-rank1-logging", "mpirun", "mpirun",
-      "3 ranks under mpirun --tag-output, logging; rank 1 raises ValueError at step 4",
-      "first_death", "python_exception", style="logging", faults=["raise:1:4"],
-      why="the dataset raised ValueError in rank 1 (pid {pid}) at {when}", needles=["[1,1]<stderr>:"]),
-    S("mpirun-segfault-rank2-print", "mpirun", "mpirun",
-      "3 ranks under mpirun --tag-output, plain print; rank 2 segfaults at step 3 without faulthandler",
-      "first_death", "segfault", faults=["segv:2:3"],
-      why="the injector segfaulted rank 2 (pid {pid}) at {when}; mpirun reports signal 11",
-      needles=["Segmentation fault"]),
-    S("mpirun-sigkill-rank0-loguru", "mpirun", "mpirun",
-      "3 ranks under mpirun --tag-output, loguru-like; the generator SIGKILLs rank 0 at step 4, no kernel log",
-      "first_death", "killed", style="loguru", external=("SIGKILL", 0, 4),
-      why="the generator sent SIGKILL to rank 0 (pid {pid}) at {when}"),
-    S("mpirun-exit3-rank2-hf", "mpirun", "mpirun",
-      "3 ranks under mpirun --tag-output, HF-like; rank 2 calls sys.exit(3) at step 3",
-      "first_death", "silent_exit", style="hf", faults=["exit:2:3"],
-      why="rank 2 (pid {pid}) called sys.exit(3) at {when} without a word"),
-    S("mpirun-straggler-rank1-logging", "mpirun", "mpirun",
-      "3 ranks under mpirun --tag-output, logging, 20 s PG timeout; rank 1 sleeps 60 s at step 3",
-      "hang", "hang", style="logging", faults=["straggle:1:3"], job=["--pg-timeout", "20"],
-      why="rank 1 (pid {pid}) stopped progressing at step 3 at {when}; ranks 0 and 2 timed out 20 s later"),
-    S("mpirun-clean-print", "mpirun", "mpirun",
-      "3 ranks under mpirun --tag-output, plain print; finishes", "clean", None, truth_rank="none",
-      why="nothing was injected; every rank finished"),
+    S(
+        "mpirun-raise-rank1-logging",
+        "mpirun",
+        "mpirun",
+        "3 ranks under mpirun --tag-output, logging; rank 1 raises ValueError at step 4",
+        "first_death",
+        "python_exception",
+        style="logging",
+        faults=["raise:1:4"],
+        why="the dataset raised ValueError in rank 1 (pid {pid}) at {when}",
+        needles=["[1,1]<stderr>:"],
+    ),
+    S(
+        "mpirun-segfault-rank2-print",
+        "mpirun",
+        "mpirun",
+        "3 ranks under mpirun --tag-output, plain print; rank 2 segfaults at step 3 without faulthandler",
+        "first_death",
+        "segfault",
+        faults=["segv:2:3"],
+        why="the injector segfaulted rank 2 (pid {pid}) at {when}; mpirun reports signal 11",
+        needles=["Segmentation fault"],
+    ),
+    S(
+        "mpirun-sigkill-rank0-loguru",
+        "mpirun",
+        "mpirun",
+        "3 ranks under mpirun --tag-output, loguru-like; the generator SIGKILLs rank 0 at step 4, no kernel log",
+        "first_death",
+        "killed",
+        style="loguru",
+        external=("SIGKILL", 0, 4),
+        why="the generator sent SIGKILL to rank 0 (pid {pid}) at {when}",
+    ),
+    S(
+        "mpirun-exit3-rank2-hf",
+        "mpirun",
+        "mpirun",
+        "3 ranks under mpirun --tag-output, HF-like; rank 2 calls sys.exit(3) at step 3",
+        "first_death",
+        "silent_exit",
+        style="hf",
+        faults=["exit:2:3"],
+        why="rank 2 (pid {pid}) called sys.exit(3) at {when} without a word",
+    ),
+    S(
+        "mpirun-straggler-rank1-logging",
+        "mpirun",
+        "mpirun",
+        "3 ranks under mpirun --tag-output, logging, 20 s PG timeout; rank 1 sleeps 60 s at step 3",
+        "hang",
+        "hang",
+        style="logging",
+        faults=["straggle:1:3"],
+        job=["--pg-timeout", "20"],
+        why="rank 1 (pid {pid}) stopped progressing at step 3 at {when}; ranks 0 and 2 timed out 20 s later",
+    ),
+    S(
+        "mpirun-clean-print",
+        "mpirun",
+        "mpirun",
+        "3 ranks under mpirun --tag-output, plain print; finishes",
+        "clean",
+        None,
+        truth_rank="none",
+        why="nothing was injected; every rank finished",
+    ),
 )
 
 # ---- SLURM srun --label ------------------------------------------------------------------------
 add(
-    S("srun-raise-task2-logging", "srun", "srun",
-      "srun -N1 -n3 --label on a one-node SLURM, logging; task 2 raises ValueError at step 4",
-      "first_death", "python_exception", style="logging", faults=["raise:2:4"],
-      why="the dataset raised ValueError in task 2 (pid {pid}) at {when}", needles=["2: "]),
-    S("srun-segfault-task1-print", "srun", "srun",
-      "srun -N1 -n3 --label, plain print; task 1 segfaults at step 3",
-      "first_death", "segfault", faults=["segv:1:3"],
-      why="the injector segfaulted task 1 (pid {pid}) at {when}"),
-    S("srun-sigkill-oom-task0-loguru", "srun", "srun",
-      "srun -N1 -n3 --label, loguru-like; task 0 is SIGKILLed at step 4, kernel OOM log",
-      "first_death", "host_oom", style="loguru", external=("SIGKILL", 0, 4), dmesg="oom",
-      why="the generator sent SIGKILL to task 0 (pid {pid}) at {when}, standing in for the OOM-killer",
-      notes="dmesg.txt is synthesised from the kernel's own format (mm/oom_kill.c) for the real pid at the real "
-            "time of the kill."),
-    S("srun-straggler-task2-hf", "srun", "srun",
-      "srun -N1 -n3 --label, HF-like, 20 s PG timeout; task 2 sleeps 60 s at step 3",
-      "hang", "hang", style="hf", faults=["straggle:2:3"], job=["--pg-timeout", "20"], sure="medium",
-      why="task 2 (pid {pid}) stopped progressing at step 3 at {when}; the others timed out 20 s later"),
-    S("srun-two-deaths-task0-then-task2-print", "srun", "srun",
-      "srun -N1 -n3 --label, plain print; task 0 segfaults at step 4, task 2 raises FloatingPointError 1 s later "
-      "(srun does not tear the other tasks down)", "first_death", "segfault", faults=["segv:0:4", "nan:2:4:1.0"],
-      sure="medium",
-      why="the injector segfaulted task 0 (pid {pid}) at {when}; task 2's FloatingPointError came 1 s later "
-          "(task 1 lost its peer in between)",
-      notes="Two real deaths a second apart; the earlier is the truth. inject.jsonl holds both times."),
-    S("srun-clean-logging", "srun", "srun",
-      "srun -N1 -n3 --label, logging; finishes", "clean", None, style="logging", truth_rank="none",
-      why="nothing was injected; every task finished"),
+    S(
+        "srun-raise-task2-logging",
+        "srun",
+        "srun",
+        "srun -N1 -n3 --label on a one-node SLURM, logging; task 2 raises ValueError at step 4",
+        "first_death",
+        "python_exception",
+        style="logging",
+        faults=["raise:2:4"],
+        why="the dataset raised ValueError in task 2 (pid {pid}) at {when}",
+        needles=["2: "],
+    ),
+    S(
+        "srun-segfault-task1-print",
+        "srun",
+        "srun",
+        "srun -N1 -n3 --label, plain print; task 1 segfaults at step 3",
+        "first_death",
+        "segfault",
+        faults=["segv:1:3"],
+        why="the injector segfaulted task 1 (pid {pid}) at {when}",
+    ),
+    S(
+        "srun-sigkill-oom-task0-loguru",
+        "srun",
+        "srun",
+        "srun -N1 -n3 --label, loguru-like; task 0 is SIGKILLed at step 4, kernel OOM log",
+        "first_death",
+        "host_oom",
+        style="loguru",
+        external=("SIGKILL", 0, 4),
+        dmesg="oom",
+        why="the generator sent SIGKILL to task 0 (pid {pid}) at {when}, standing in for the OOM-killer",
+        notes="dmesg.txt is synthesised from the kernel's own format (mm/oom_kill.c) for the real pid at the real "
+        "time of the kill.",
+    ),
+    S(
+        "srun-straggler-task2-hf",
+        "srun",
+        "srun",
+        "srun -N1 -n3 --label, HF-like, 20 s PG timeout; task 2 sleeps 60 s at step 3",
+        "hang",
+        "hang",
+        style="hf",
+        faults=["straggle:2:3"],
+        job=["--pg-timeout", "20"],
+        sure="medium",
+        why="task 2 (pid {pid}) stopped progressing at step 3 at {when}; the others timed out 20 s later",
+    ),
+    S(
+        "srun-two-deaths-task0-then-task2-print",
+        "srun",
+        "srun",
+        "srun -N1 -n3 --label, plain print; task 0 segfaults at step 4, task 2 raises FloatingPointError 1 s later "
+        "(srun does not tear the other tasks down)",
+        "first_death",
+        "segfault",
+        faults=["segv:0:4", "nan:2:4:1.0"],
+        sure="medium",
+        why="the injector segfaulted task 0 (pid {pid}) at {when}; task 2's FloatingPointError came 1 s later "
+        "(task 1 lost its peer in between)",
+        notes="Two real deaths a second apart; the earlier is the truth. inject.jsonl holds both times.",
+    ),
+    S(
+        "srun-clean-logging",
+        "srun",
+        "srun",
+        "srun -N1 -n3 --label, logging; finishes",
+        "clean",
+        None,
+        style="logging",
+        truth_rank="none",
+        why="nothing was injected; every task finished",
+    ),
 )
 
 ACC = ["--framework", "accelerate"]
 # ---- Lightning and Accelerate ------------------------------------------------------------------
 add(
-    S("lightning-raise-rank1", "lightning", "lightning",
-      "Lightning Trainer(strategy='ddp', accelerator='cpu', devices=3); rank 1 raises ValueError in training_step 4",
-      "first_death", "python_exception", faults=["raise:1:4"],
-      why="training_step raised ValueError in rank 1 (pid {pid}) at {when}", needles=["ValueError"]),
-    S("lightning-segfault-rank2", "lightning", "lightning",
-      "Lightning DDP on CPU, 3 devices; rank 2 segfaults in training_step 3", "first_death", "silent_exit",
-      faults=["segv:2:3"], sure="medium",
-      why="the injector segfaulted rank 2 (pid {pid}) at {when}; nothing in the console records the signal (Lightning "
-          "does not report a child's death): rank 2 alone stops logging and the others lose their peer",
-      notes="Injected cause: SIGSEGV. The kept logs show only that rank 2 ended without a word, so the cause that "
-            "a reader can name is silent_exit."),
-    S("lightning-sigkill-rank0-nodmesg", "lightning", "lightning",
-      "Lightning DDP on CPU, 2 devices; rank 0 SIGKILLs itself in training_step 3, no kernel log",
-      "first_death", "silent_exit", nproc=2, faults=["sigkill:0:3"], sure="medium",
-      why="rank 0 (pid {pid}, the launching process) SIGKILLed itself at {when}; only the shell saw its status 137, "
-          "the console shows rank 0 stop and rank 1 lose its peer",
-      notes="Injected cause: SIGKILL. Nothing in the kept console names the signal, so the cause a reader can name "
-            "is silent_exit."),
-    S("lightning-clean", "lightning", "lightning",
-      "Lightning DDP on CPU, 2 devices; trains and finishes", "clean", None, nproc=2, truth_rank="none",
-      why="nothing was injected; fit finished"),
-    S("accelerate-raise-rank1", "accelerate", "accelerate",
-      "accelerate launch --multi_gpu (on CPU) --num_processes 3 (torchrun underneath), logging; rank 1 raises at step 4",
-      "first_death", "python_exception", style="logging", faults=["raise:1:4"],
-      job=ACC, why="the dataset raised ValueError in rank 1 (pid {pid}) at {when}", needles=["ValueError"]),
-    S("accelerate-abort-rank0-loguru", "accelerate", "accelerate",
-      "accelerate launch --multi_gpu (on CPU) --num_processes 2, loguru-like; rank 0 calls os.abort() at step 3",
-      "first_death", "abort", nproc=2, style="loguru", faults=["abort:0:3"], job=ACC,
-      why="the injector called os.abort() in rank 0 (pid {pid}) at {when}"),
-    S("accelerate-clean-hf", "accelerate", "accelerate",
-      "accelerate launch --multi_gpu (on CPU) --num_processes 2, HF-like; finishes", "clean", None, nproc=2, style="hf", job=ACC,
-      truth_rank="none", why="nothing was injected; training completed"),
+    S(
+        "lightning-raise-rank1",
+        "lightning",
+        "lightning",
+        "Lightning Trainer(strategy='ddp', accelerator='cpu', devices=3); rank 1 raises ValueError in training_step 4",
+        "first_death",
+        "python_exception",
+        faults=["raise:1:4"],
+        why="training_step raised ValueError in rank 1 (pid {pid}) at {when}",
+        needles=["ValueError"],
+    ),
+    S(
+        "lightning-segfault-rank2",
+        "lightning",
+        "lightning",
+        "Lightning DDP on CPU, 3 devices; rank 2 segfaults in training_step 3",
+        "first_death",
+        "silent_exit",
+        faults=["segv:2:3"],
+        sure="medium",
+        why="the injector segfaulted rank 2 (pid {pid}) at {when}; nothing in the console records the signal "
+        "(Lightning does not report a child's death): rank 2 alone stops logging and the others lose their peer",
+        notes="Injected cause: SIGSEGV. The kept logs show only that rank 2 ended without a word, so the cause that "
+        "a reader can name is silent_exit.",
+    ),
+    S(
+        "lightning-sigkill-rank0-nodmesg",
+        "lightning",
+        "lightning",
+        "Lightning DDP on CPU, 2 devices; rank 0 SIGKILLs itself in training_step 3, no kernel log",
+        "first_death",
+        "silent_exit",
+        nproc=2,
+        faults=["sigkill:0:3"],
+        sure="medium",
+        why="rank 0 (pid {pid}, the launching process) SIGKILLed itself at {when}; only the shell saw its status 137, "
+        "the console shows rank 0 stop and rank 1 lose its peer",
+        notes="Injected cause: SIGKILL. Nothing in the kept console names the signal, so the cause a reader can name "
+        "is silent_exit.",
+    ),
+    S(
+        "lightning-clean",
+        "lightning",
+        "lightning",
+        "Lightning DDP on CPU, 2 devices; trains and finishes",
+        "clean",
+        None,
+        nproc=2,
+        truth_rank="none",
+        why="nothing was injected; fit finished",
+    ),
+    S(
+        "accelerate-raise-rank1",
+        "accelerate",
+        "accelerate",
+        "accelerate launch --multi_gpu (on CPU) --num_processes 3 (torchrun underneath), logging; "
+        "rank 1 raises at step 4",
+        "first_death",
+        "python_exception",
+        style="logging",
+        faults=["raise:1:4"],
+        job=ACC,
+        why="the dataset raised ValueError in rank 1 (pid {pid}) at {when}",
+        needles=["ValueError"],
+    ),
+    S(
+        "accelerate-abort-rank0-loguru",
+        "accelerate",
+        "accelerate",
+        "accelerate launch --multi_gpu (on CPU) --num_processes 2, loguru-like; rank 0 calls os.abort() at step 3",
+        "first_death",
+        "abort",
+        nproc=2,
+        style="loguru",
+        faults=["abort:0:3"],
+        job=ACC,
+        why="the injector called os.abort() in rank 0 (pid {pid}) at {when}",
+    ),
+    S(
+        "accelerate-clean-hf",
+        "accelerate",
+        "accelerate",
+        "accelerate launch --multi_gpu (on CPU) --num_processes 2, HF-like; finishes",
+        "clean",
+        None,
+        nproc=2,
+        style="hf",
+        job=ACC,
+        truth_rank="none",
+        why="nothing was injected; training completed",
+    ),
 )
 
 # ---- more layouts: Ctrl-C on a hang, launcher-side rank filters, per-rank files from the launcher -----
 add(
-    S("torchrun-hang-ctrlc-rank2-logging", "torchrun", "torchrun",
-      "3 ranks under torchrun --tee 3, logging, 300 s PG timeout; rank 2 stops at step 3 (sleeps), the user presses "
-      "Ctrl-C 8 s later", "hang", "hang", style="logging", largs=TEE, faults=["straggle:2:3"],
-      job=["--pg-timeout", "300", "--straggle-s", "600"], interrupt=8.0, sure="medium",
-      why="rank 2 (pid {pid}) stopped progressing at step 3 at {when}; 8 s later SIGINT reached the whole process "
-          "group: the tracebacks show ranks 0 and 1 inside the collective and rank 2 in time.sleep",
-      notes="No collective timed out: the job was interrupted by hand (SIGINT to the launcher's process group, as "
-            "Ctrl-C in a terminal does)."),
-    S("mpspawn-hang-ctrlc-rank1-print", "mp.spawn", "spawn",
-      "3 ranks under mp.spawn, plain print, 300 s PG timeout; rank 1 stops at step 4 (sleeps), the user presses "
-      "Ctrl-C 8 s later", "undetermined", None, faults=["straggle:1:4"],
-      job=["--pg-timeout", "300", "--straggle-s", "600"], interrupt=8.0, sure="medium", truth_rank="none",
-      why="the injector stopped rank 1 (pid {pid}) at step 4 at {when}; 8 s later SIGINT reached every process, "
-          "but only the parent printed a KeyboardInterrupt traceback: the untimestamped, unattributed prints end "
-          "at step 3 for all ranks, so nothing says which rank hung",
-      notes="No collective timed out: the job was interrupted by hand (SIGINT to the process group). Ground truth by "
-            "injection: rank 1 hung."),
-    S("torchrun-filter0-segfault-rank2", "torchrun", "torchrun",
-      "3 ranks under torchrun --tee 3 --local-ranks-filter 0 (only rank 0's output reaches the console), logging; "
-      "rank 2 segfaults at step 4", "first_death", "segfault", style="logging", largs=TEE + ["--local-ranks-filter", "0"],
-      faults=["segv:2:4"],
-      why="the injector segfaulted rank 2 (pid {pid}) at {when}; only torchrun's own lines name it",
-      needles=["SIGSEGV"]),
-    S("mpirun-outfile-abort-rank1-logging", "mpirun", "mpirun",
-      "3 ranks under mpirun --tag-output --output-filename logs/mpi (per-rank stdout/stderr files) plus the console; "
-      "rank 1 calls os.abort() at step 4", "first_death", "abort", style="logging",
-      largs=["--output-filename", "{logs}/mpi"], faults=["abort:1:4"],
-      why="the injector called os.abort() in rank 1 (pid {pid}) at {when}; mpirun reports signal 6"),
-    S("mpirun-outfile-worker-raise-rank2-hf", "mpirun", "mpirun",
-      "3 ranks under mpirun --output-filename logs/mpi only (the console is not kept), HF-like, 2 DataLoader "
-      "workers; a worker of rank 2 raises at step 3", "first_death", "python_exception", style="hf", console=None,
-      largs=["--output-filename", "{logs}/mpi"], faults=["worker-raise:2:3"], job=["--workers", "2"],
-      why="a DataLoader worker of rank 2 raised ValueError at {when}; rank 2 re-raised it"),
-    S("sbatch-raise-task1-loguru", "srun", "sbatch",
-      "sbatch -N1 -n3 on the one-node SLURM, the batch step runs srun --label; only slurm-<jobid>.out is kept; "
-      "task 1 raises ValueError at step 4", "first_death", "python_exception", style="loguru", console=None,
-      faults=["raise:1:4"], why="the dataset raised ValueError in task 1 (pid {pid}) at {when}"),
-    S("sbatch-segfault-task2-faulthandler-print", "srun", "sbatch",
-      "sbatch + srun --label, only slurm-<jobid>.out kept, plain print, faulthandler on; task 2 segfaults at step 3",
-      "first_death", "segfault", console=None, faults=["segv:2:3"], job=["--faulthandler"],
-      why="the injector segfaulted task 2 (pid {pid}) at {when}; faulthandler's dump and srun's 'Segmentation "
-          "fault' are in slurm-<jobid>.out"),
-    S("sbatch-clean-hf", "srun", "sbatch",
-      "sbatch + srun --label, only slurm-<jobid>.out kept, HF-like; finishes", "clean", None, style="hf",
-      console=None, truth_rank="none", why="nothing was injected; every task finished"),
+    S(
+        "torchrun-hang-ctrlc-rank2-logging",
+        "torchrun",
+        "torchrun",
+        "3 ranks under torchrun --tee 3, logging, 300 s PG timeout; rank 2 stops at step 3 (sleeps), the user presses "
+        "Ctrl-C 8 s later",
+        "hang",
+        "hang",
+        style="logging",
+        largs=TEE,
+        faults=["straggle:2:3"],
+        job=["--pg-timeout", "300", "--straggle-s", "600"],
+        interrupt=8.0,
+        sure="medium",
+        why="rank 2 (pid {pid}) stopped progressing at step 3 at {when}; 8 s later SIGINT reached the whole process "
+        "group: the tracebacks show ranks 0 and 1 inside the collective and rank 2 in time.sleep",
+        notes="No collective timed out: the job was interrupted by hand (SIGINT to the launcher's process group, as "
+        "Ctrl-C in a terminal does).",
+    ),
+    S(
+        "mpspawn-hang-ctrlc-rank1-print",
+        "mp.spawn",
+        "spawn",
+        "3 ranks under mp.spawn, plain print, 300 s PG timeout; rank 1 stops at step 4 (sleeps), the user presses "
+        "Ctrl-C 8 s later",
+        "undetermined",
+        None,
+        faults=["straggle:1:4"],
+        job=["--pg-timeout", "300", "--straggle-s", "600"],
+        interrupt=8.0,
+        sure="medium",
+        truth_rank="none",
+        why="the injector stopped rank 1 (pid {pid}) at step 4 at {when}; 8 s later SIGINT reached every process, "
+        "but only the parent printed a KeyboardInterrupt traceback: the untimestamped, unattributed prints end "
+        "at step 3 for all ranks, so nothing says which rank hung",
+        notes="No collective timed out: the job was interrupted by hand (SIGINT to the process group). Ground truth by "
+        "injection: rank 1 hung.",
+    ),
+    S(
+        "torchrun-filter0-segfault-rank2",
+        "torchrun",
+        "torchrun",
+        "3 ranks under torchrun --tee 3 --local-ranks-filter 0 (only rank 0's output reaches the console), logging; "
+        "rank 2 segfaults at step 4",
+        "first_death",
+        "segfault",
+        style="logging",
+        largs=[*TEE, "--local-ranks-filter", "0"],
+        faults=["segv:2:4"],
+        why="the injector segfaulted rank 2 (pid {pid}) at {when}; only torchrun's own lines name it",
+        needles=["SIGSEGV"],
+    ),
+    S(
+        "mpirun-outfile-abort-rank1-logging",
+        "mpirun",
+        "mpirun",
+        "3 ranks under mpirun --tag-output --output-filename logs/mpi (per-rank stdout/stderr files) plus the console; "
+        "rank 1 calls os.abort() at step 4",
+        "first_death",
+        "abort",
+        style="logging",
+        largs=["--output-filename", "{logs}/mpi"],
+        faults=["abort:1:4"],
+        why="the injector called os.abort() in rank 1 (pid {pid}) at {when}; mpirun reports signal 6",
+    ),
+    S(
+        "mpirun-outfile-worker-raise-rank2-hf",
+        "mpirun",
+        "mpirun",
+        "3 ranks under mpirun --output-filename logs/mpi only (the console is not kept), HF-like, 2 DataLoader "
+        "workers; a worker of rank 2 raises at step 3",
+        "first_death",
+        "python_exception",
+        style="hf",
+        console=None,
+        largs=["--output-filename", "{logs}/mpi"],
+        faults=["worker-raise:2:3"],
+        job=["--workers", "2"],
+        why="a DataLoader worker of rank 2 raised ValueError at {when}; rank 2 re-raised it",
+    ),
+    S(
+        "sbatch-raise-task1-loguru",
+        "srun",
+        "sbatch",
+        "sbatch -N1 -n3 on the one-node SLURM, the batch step runs srun --label; only slurm-<jobid>.out is kept; "
+        "task 1 raises ValueError at step 4",
+        "first_death",
+        "python_exception",
+        style="loguru",
+        console=None,
+        faults=["raise:1:4"],
+        why="the dataset raised ValueError in task 1 (pid {pid}) at {when}",
+    ),
+    S(
+        "sbatch-segfault-task2-faulthandler-print",
+        "srun",
+        "sbatch",
+        "sbatch + srun --label, only slurm-<jobid>.out kept, plain print, faulthandler on; task 2 segfaults at step 3",
+        "first_death",
+        "segfault",
+        console=None,
+        faults=["segv:2:3"],
+        job=["--faulthandler"],
+        why="the injector segfaulted task 2 (pid {pid}) at {when}; faulthandler's dump and srun's 'Segmentation "
+        "fault' are in slurm-<jobid>.out",
+    ),
+    S(
+        "sbatch-clean-hf",
+        "srun",
+        "sbatch",
+        "sbatch + srun --label, only slurm-<jobid>.out kept, HF-like; finishes",
+        "clean",
+        None,
+        style="hf",
+        console=None,
+        truth_rank="none",
+        why="nothing was injected; every task finished",
+    ),
 )
 
 # ---- real kernel logs: the kernel here prints "comm[pid]: segfault at ..." for an unhandled SIGSEGV -------
 KREAL = "dmesg.txt holds the kernel's own lines printed during the run (dmesg -T on this machine), not synthesised."
 add(
-    S("mpspawn-segfault-rank0-kernlog-logging", "mp.spawn", "spawn",
-      "3 ranks under mp.spawn, logging; rank 0 segfaults at step 5, no faulthandler; the real kernel log is kept",
-      "first_death", "segfault", style="logging", faults=["segv:0:5"], dmesg="real", notes=KREAL,
-      why="the injector segfaulted rank 0 (pid {pid}) at {when}; the kernel logged the segfault of that pid"),
-    S("torchrun-segfault-rank1-kernlog-redirects", "torchrun", "torchrun",
-      "3 ranks under torchrun --log-dir --redirects 3 (console and per-rank files), print; rank 1 segfaults at "
-      "step 4; the real kernel log is kept", "first_death", "segfault", largs=["--log-dir", "{logs}/torchrun",
-                                                                                "--redirects", "3"],
-      faults=["segv:1:4"], dmesg="real", notes=KREAL,
-      why="the injector segfaulted rank 1 (pid {pid}) at {when}; torchrun and the kernel both name that pid"),
-    S("mpirun-segfault-rank0-kernlog-hf", "mpirun", "mpirun",
-      "3 ranks under mpirun --tag-output, HF-like; rank 0 segfaults at step 4; the real kernel log is kept",
-      "first_death", "segfault", style="hf", faults=["segv:0:4"], dmesg="real", notes=KREAL,
-      why="the injector segfaulted rank 0 (pid {pid}) at {when}; mpirun reports signal 11 (with PID 0), the kernel "
-          "log names the real pid"),
-    S("torchrun-worker-segv-rank2-loguru", "torchrun", "torchrun",
-      "3 ranks under torchrun --tee 3, loguru-like, 2 DataLoader workers; a worker of rank 2 segfaults at step 3",
-      "first_death", "segfault", style="loguru", largs=TEE,
-      faults=["worker-segv:2:3"], job=["--workers", "2"],
-      notes="No kernel log: the DataLoader worker's own SIGSEGV handler prints 'ERROR: Unexpected segmentation "
-            "fault encountered in worker.' and re-raises the signal, so the kernel prints no 'segfault at' line "
-            "(checked on this machine).",
-      why="a DataLoader worker of rank 2 (worker pid {pid}) segfaulted at {when}; rank 2 then raised RuntimeError "
-          "(worker killed by signal: Segmentation fault)", needles=["Segmentation fault"]),
+    S(
+        "mpspawn-segfault-rank0-kernlog-logging",
+        "mp.spawn",
+        "spawn",
+        "3 ranks under mp.spawn, logging; rank 0 segfaults at step 5, no faulthandler; the real kernel log is kept",
+        "first_death",
+        "segfault",
+        style="logging",
+        faults=["segv:0:5"],
+        dmesg="real",
+        notes=KREAL,
+        why="the injector segfaulted rank 0 (pid {pid}) at {when}; the kernel logged the segfault of that pid",
+    ),
+    S(
+        "torchrun-segfault-rank1-kernlog-redirects",
+        "torchrun",
+        "torchrun",
+        "3 ranks under torchrun --log-dir --redirects 3 (console and per-rank files), print; rank 1 segfaults at "
+        "step 4; the real kernel log is kept",
+        "first_death",
+        "segfault",
+        largs=["--log-dir", "{logs}/torchrun", "--redirects", "3"],
+        faults=["segv:1:4"],
+        dmesg="real",
+        notes=KREAL,
+        why="the injector segfaulted rank 1 (pid {pid}) at {when}; torchrun and the kernel both name that pid",
+    ),
+    S(
+        "mpirun-segfault-rank0-kernlog-hf",
+        "mpirun",
+        "mpirun",
+        "3 ranks under mpirun --tag-output, HF-like; rank 0 segfaults at step 4; the real kernel log is kept",
+        "first_death",
+        "segfault",
+        style="hf",
+        faults=["segv:0:4"],
+        dmesg="real",
+        notes=KREAL,
+        why="the injector segfaulted rank 0 (pid {pid}) at {when}; mpirun reports signal 11 (with PID 0), the kernel "
+        "log names the real pid",
+    ),
+    S(
+        "torchrun-worker-segv-rank2-loguru",
+        "torchrun",
+        "torchrun",
+        "3 ranks under torchrun --tee 3, loguru-like, 2 DataLoader workers; a worker of rank 2 segfaults at step 3",
+        "first_death",
+        "segfault",
+        style="loguru",
+        largs=TEE,
+        faults=["worker-segv:2:3"],
+        job=["--workers", "2"],
+        notes="No kernel log: the DataLoader worker's own SIGSEGV handler prints 'ERROR: Unexpected segmentation "
+        "fault encountered in worker.' and re-raises the signal, so the kernel prints no 'segfault at' line "
+        "(checked on this machine).",
+        why="a DataLoader worker of rank 2 (worker pid {pid}) segfaulted at {when}; rank 2 then raised RuntimeError "
+        "(worker killed by signal: Segmentation fault)",
+        needles=["Segmentation fault"],
+    ),
 )
 
 BY_ID = {s.id: s for s in SCENARIOS}
@@ -568,13 +1202,34 @@ def _in_host(work: Path, host: str, argv: list[str]) -> list[str]:
 
 
 def _env(work: Path, port: int) -> dict[str, str]:
-    drop = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "OMPI_", "SLURM_",
-            "PMI_", "TORCHELASTIC", "ACCELERATE_", "PL_", "CUDA_")
+    drop = (
+        "RANK",
+        "LOCAL_RANK",
+        "WORLD_SIZE",
+        "LOCAL_WORLD_SIZE",
+        "MASTER_ADDR",
+        "MASTER_PORT",
+        "OMPI_",
+        "SLURM_",
+        "PMI_",
+        "TORCHELASTIC",
+        "ACCELERATE_",
+        "PL_",
+        "CUDA_",
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith(drop) or k == "SLURM_CONF"}
     venv_bin = str(Path(sys.executable).parent)
-    env.update(TZ="UTC", PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1", TMPDIR=str(work / "tmp"),
-               JOB_SIDE=str(work / "side"), PATH=venv_bin + ":" + env.get("PATH", "/usr/bin:/bin"),
-               MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), HOME=str(work / "home"))
+    env.update(
+        TZ="UTC",
+        PYTHONUNBUFFERED="1",
+        OMP_NUM_THREADS="1",
+        TMPDIR=str(work / "tmp"),
+        JOB_SIDE=str(work / "side"),
+        PATH=venv_bin + ":" + env.get("PATH", "/usr/bin:/bin"),
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(port),
+        HOME=str(work / "home"),
+    )
     env.pop("VIRTUAL_ENV", None)
     return env
 
@@ -603,33 +1258,94 @@ def _argvs(sc: Scenario, work: Path, port: int) -> list[tuple[str, list[str], st
     if sc.runner == "spawn":
         return [("node01", [py, "job.py", "--spawn", str(sc.nproc), *ja], cons)]
     if sc.runner == "torchrun":
-        return [("node01", [str(bindir / "torchrun"), "--standalone", "--nproc-per-node", str(sc.nproc), *largs,
-                            "job.py", *ja], cons)]
+        return [
+            (
+                "node01",
+                [str(bindir / "torchrun"), "--standalone", "--nproc-per-node", str(sc.nproc), *largs, "job.py", *ja],
+                cons,
+            )
+        ]
     if sc.runner == "torchrun2":
         two = [x.replace("{port}", str(port)) for x in TWO]
         out = []
         for node in (0, 1):
             host = HOSTS[node]
-            out.append((host, [str(bindir / "torchrun"), *two, "--node-rank", str(node), *largs, "job.py", *ja],
-                        f"{host}.log"))
+            out.append(
+                (host, [str(bindir / "torchrun"), *two, "--node-rank", str(node), *largs, "job.py", *ja], f"{host}.log")
+            )
         return out
     if sc.runner == "mpirun":
-        return [("node01", ["mpirun", "--allow-run-as-root", "--oversubscribe", "--tag-output", "-np", str(sc.nproc), *largs,
-                            "-x", "MASTER_ADDR", "-x", "MASTER_PORT", "-x", "JOB_SIDE", "-x", "OMP_NUM_THREADS",
-                            py, "job.py", "--rank-from", "mpi", *ja], cons)]
+        return [
+            (
+                "node01",
+                [
+                    "mpirun",
+                    "--allow-run-as-root",
+                    "--oversubscribe",
+                    "--tag-output",
+                    "-np",
+                    str(sc.nproc),
+                    *largs,
+                    "-x",
+                    "MASTER_ADDR",
+                    "-x",
+                    "MASTER_PORT",
+                    "-x",
+                    "JOB_SIDE",
+                    "-x",
+                    "OMP_NUM_THREADS",
+                    py,
+                    "job.py",
+                    "--rank-from",
+                    "mpi",
+                    *ja,
+                ],
+                cons,
+            )
+        ]
     if sc.runner == "srun":
-        return [("node01", ["srun", "-N1", f"-n{sc.nproc}", "--label", *largs, py, "job.py",
-                            "--rank-from", "slurm", *ja], cons)]
+        return [
+            (
+                "node01",
+                ["srun", "-N1", f"-n{sc.nproc}", "--label", *largs, py, "job.py", "--rank-from", "slurm", *ja],
+                cons,
+            )
+        ]
     if sc.runner == "sbatch":
         step = shlex.join(["srun", "--label", *largs, py, "job.py", "--rank-from", "slurm", *ja])
-        return [("node01", ["sbatch", "-W", "-N1", f"-n{sc.nproc}", "-J", "train", "-o", f"{logs}/slurm-%j.out",
-                            "--wrap", step], cons)]
+        return [
+            (
+                "node01",
+                ["sbatch", "-W", "-N1", f"-n{sc.nproc}", "-J", "train", "-o", f"{logs}/slurm-%j.out", "--wrap", step],
+                cons,
+            )
+        ]
     if sc.runner == "lightning":
         return [("node01", [py, "lit_job.py", "--devices", str(sc.nproc), *ja], cons)]
     if sc.runner == "accelerate":
-        return [("node01", [str(bindir / "accelerate"), "launch", "--multi_gpu", "--num_processes", str(sc.nproc),
-                            "--num_machines", "1", "--main_process_port", str(port), "--mixed_precision", "no",
-                            "--dynamo_backend", "no", "job.py", *ja], cons)]
+        return [
+            (
+                "node01",
+                [
+                    str(bindir / "accelerate"),
+                    "launch",
+                    "--multi_gpu",
+                    "--num_processes",
+                    str(sc.nproc),
+                    "--num_machines",
+                    "1",
+                    "--main_process_port",
+                    str(port),
+                    "--mixed_precision",
+                    "no",
+                    "--dynamo_backend",
+                    "no",
+                    "job.py",
+                    *ja,
+                ],
+                cons,
+            )
+        ]
     raise ValueError(sc.runner)
 
 
@@ -638,10 +1354,8 @@ def _read_jsonl(p: Path) -> list[dict]:
         return []
     out = []
     for line in p.read_text().splitlines():
-        try:
+        with contextlib.suppress(ValueError):
             out.append(json.loads(line))
-        except ValueError:
-            pass
     return out
 
 
@@ -653,8 +1367,15 @@ def _launch(sc: Scenario, work: Path) -> Run:
     for host, argv, cons in _argvs(sc, work, port):
         target = (work / "job" / "logs" / cons) if cons else (work / "console-dropped" / f"{host}.log")
         target.parent.mkdir(parents=True, exist_ok=True)
-        p = subprocess.Popen(_in_host(work, host, argv), cwd=work / "job", env=env, stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        p = subprocess.Popen(
+            _in_host(work, host, argv),
+            cwd=work / "job",
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         procs.append(p)
         if sc.runner == "torchrun2":
             time.sleep(1.0)  # node01's agent first: c10d assigns node ranks in arrival order
@@ -678,10 +1399,8 @@ def _launch(sc: Scenario, work: Path) -> Run:
     while any(p.poll() is None for p in procs):
         if time.time() > deadline:
             for p in procs:
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.killpg(p.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
             raise RuntimeError(f"{sc.id}: launcher did not finish within {RUN_TIMEOUT_S} s")
         if sc.interrupt is not None and not interrupted:
             recs = [r for r in _read_jsonl(side / "inject.jsonl") if r["kind"] != "wait"]
@@ -700,8 +1419,16 @@ def _launch(sc: Scenario, work: Path) -> Run:
                         run.comm[pid] = "python3"
                     t = time.time()
                     os.kill(pid, getattr(signal, signame))
-                    run.injected.append({"kind": signame.lower() + "-external", "rank": rank, "pid": pid,
-                                         "step": rec["step"], "time": t, "by": "generator"})
+                    run.injected.append(
+                        {
+                            "kind": signame.lower() + "-external",
+                            "rank": rank,
+                            "pid": pid,
+                            "step": rec["step"],
+                            "time": t,
+                            "by": "generator",
+                        }
+                    )
                     fired = True
                     break
         time.sleep(0.02)
@@ -786,12 +1513,16 @@ def _stamp(t: float) -> str:
 def _write_oom_dmesg(path: Path, run: Run, victim: int, t_kill: float) -> None:
     comm = run.comm.get(victim, "python3")
     vhost = next((r["host"] for r in run.ranks.values() if r["pid"] == victim), None)
-    others = sorted(r["pid"] for r in run.ranks.values()
-                    if r["pid"] != victim and (vhost is None or r["host"] == vhost))  # that node's tasks only
+    others = sorted(
+        r["pid"] for r in run.ranks.values() if r["pid"] != victim and (vhost is None or r["host"] == vhost)
+    )  # that node's tasks only
     lines: list[tuple[float, str]] = [
         (-412.3, "IPv6: ADDRCONF(NETDEV_CHANGE): eth0: link becomes ready"),
-        (-0.0042, f"{comm} invoked oom-killer: gfp_mask=0x140dca(GFP_HIGHUSER_MOVABLE|__GFP_COMP|__GFP_ZERO), "
-                  "order=0, oom_score_adj=0"),
+        (
+            -0.0042,
+            f"{comm} invoked oom-killer: gfp_mask=0x140dca(GFP_HIGHUSER_MOVABLE|__GFP_COMP|__GFP_ZERO), "
+            "order=0, oom_score_adj=0",
+        ),
         (-0.0042, f"CPU: 1 PID: {victim} Comm: {comm} Not tainted 6.1.0-28-amd64 #1 Debian 6.1.119-1"),
         (-0.0042, "Hardware name: QEMU Standard PC (i440FX + PIIX, 1996), BIOS 1.16.2-debian-1.16.2-1 04/01/2014"),
         (-0.0042, "Call Trace:"),
@@ -818,16 +1549,27 @@ def _write_oom_dmesg(path: Path, run: Run, victim: int, t_kill: float) -> None:
         (-0.0040, "[  pid  ]   uid  tgid total_vm      rss pgtables_bytes swapents oom_score_adj name"),
     ]
     for pid in others:
-        lines.append((-0.0040, f"[{pid:7d}] {0:5d} {pid:5d} {1_571_532:8d} {143_201:8d} {1_650_688:14d} "
-                               f"{0:8d} {0:13d} {comm}"))
-    lines.append((-0.0040, f"[{victim:7d}] {0:5d} {victim:5d} {7_614_977:8d} {5_823_105:8d} {11_845_632:14d} "
-                           f"{0:8d} {0:13d} {comm}"))
+        lines.append(
+            (-0.0040, f"[{pid:7d}] {0:5d} {pid:5d} {1_571_532:8d} {143_201:8d} {1_650_688:14d} {0:8d} {0:13d} {comm}")
+        )
+    lines.append(
+        (
+            -0.0040,
+            f"[{victim:7d}] {0:5d} {victim:5d} {7_614_977:8d} {5_823_105:8d} {11_845_632:14d} {0:8d} {0:13d} {comm}",
+        )
+    )
     lines += [
-        (-0.0001, "oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,"
-                  f"task_memcg=/user.slice/user-0.slice/session-3.scope,task={comm},pid={victim},uid=0"),
-        (0.0, f"Out of memory: Killed process {victim} ({comm}) total-vm:{7_614_977 * 4}kB, "
-              f"anon-rss:{5_801_233 * 4}kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:{11_845_632 // 1024}kB "
-              "oom_score_adj:0"),
+        (
+            -0.0001,
+            "oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,"
+            f"task_memcg=/user.slice/user-0.slice/session-3.scope,task={comm},pid={victim},uid=0",
+        ),
+        (
+            0.0,
+            f"Out of memory: Killed process {victim} ({comm}) total-vm:{7_614_977 * 4}kB, "
+            f"anon-rss:{5_801_233 * 4}kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:{11_845_632 // 1024}kB "
+            "oom_score_adj:0",
+        ),
         (0.0412, f"oom_reaper: reaped process {victim} ({comm}), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB"),
     ]
     path.write_text("".join(_stamp(t_kill + dt) + msg + "\n" for dt, msg in lines), encoding="utf-8")
@@ -858,7 +1600,7 @@ def _check(sc: Scenario, run: Run, case: Path) -> list[str]:
         probs.append("the external signal was never sent")
     if sc.outcome == "clean" and run.returncode != 0:
         probs.append(f"clean run exited {run.returncode}")
-    if sc.outcome != "clean" and run.returncode == 0 :
+    if sc.outcome != "clean" and run.returncode == 0:
         probs.append("faulty run exited 0")
     if sc.runner == "torchrun2":
         for r, rec in run.ranks.items():
@@ -948,8 +1690,14 @@ def _write_case_yaml(sc: Scenario, run: Run, case: Path, dmesg: list[str]) -> No
     if sc.notes:
         doc["notes"] = sc.notes
     doc["injected"] = [
-        {"kind": r["kind"], "rank": r["rank"], "pid": r["pid"], "step": r["step"], "time": _when(r["time"]),
-         **({"by": r["by"]} if "by" in r else {})}
+        {
+            "kind": r["kind"],
+            "rank": r["rank"],
+            "pid": r["pid"],
+            "step": r["step"],
+            "time": _when(r["time"]),
+            **({"by": r["by"]} if "by" in r else {}),
+        }
         for r in run.injected
     ]
     doc["ranks"] = {r: {"pid": v["pid"], "host": v["host"]} for r, v in sorted(run.ranks.items())}
@@ -968,7 +1716,7 @@ def slurm_up() -> None:
     global _slurm_started
     if _slurm_started:
         return
-    import slurm_local  # noqa: PLC0415  (beside this file)
+    import slurm_local
 
     slurm_local.start(SLURM_DIR, HERE)
     _slurm_started = True
@@ -999,12 +1747,15 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             d = yaml.safe_load(f.read_text())
             t = d["truth"]
-            kept = sorted({str(p.relative_to(f.parent)).split("/")[1] for p in (f.parent / "logs").rglob("*")
-                           if p.is_file()})
+            kept = sorted(
+                {str(p.relative_to(f.parent)).split("/")[1] for p in (f.parent / "logs").rglob("*") if p.is_file()}
+            )
             kept += d.get("dmesg") or []
             rank = "—" if t["rank"] is None else t["rank"]
-            print(f"| `{s.id}` | {d['launcher']} | {t['outcome']} | {rank} | {t['cause'] or '—'} | {t['sure']} | "
-                  f"{', '.join(kept)} |")
+            print(
+                f"| `{s.id}` | {d['launcher']} | {t['outcome']} | {rank} | {t['cause'] or '—'} | {t['sure']} | "
+                f"{', '.join(kept)} |"
+            )
         return 0
     if a.list:
         for s in chosen:
@@ -1017,15 +1768,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{s.id} ...", flush=True)
         try:
             case = run_case(s, out)
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             failed.append(s.id)
             print(f"  FAILED: {e}", flush=True)
             if not a.keep_going:
                 return 1
             continue
         truth = yaml.safe_load((case / "case.yaml").read_text())["truth"]
-        print(f"  made {case} in {time.time() - t0:.0f}s: {truth['outcome']} rank={truth['rank']} "
-              f"cause={truth['cause']}", flush=True)
+        print(
+            f"  made {case} in {time.time() - t0:.0f}s: {truth['outcome']} rank={truth['rank']} cause={truth['cause']}",
+            flush=True,
+        )
     if failed:
         print("failed: " + ", ".join(failed))
         return 1

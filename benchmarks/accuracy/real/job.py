@@ -81,8 +81,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--straggle-s", type=float, default=60.0)
     p.add_argument("--side", default=os.environ.get("JOB_SIDE", ""))
     p.add_argument("--seed", type=int, default=1234)
-    p.add_argument("--framework", choices=("plain", "accelerate"), default="plain",
-                   help="accelerate: let accelerate.Accelerator set up the process group and wrap the model")
+    p.add_argument(
+        "--framework",
+        choices=("plain", "accelerate"),
+        default="plain",
+        help="accelerate: let accelerate.Accelerator set up the process group and wrap the model",
+    )
     return p.parse_args(argv)
 
 
@@ -109,7 +113,9 @@ def side_write(side: str, name: str, obj: dict) -> None:
 
 
 def record_injection(side: str, kind: str, rank: int, step: int) -> None:
-    side_write(side, "inject.jsonl", {"kind": kind, "rank": rank, "pid": os.getpid(), "step": step, "time": time.time()})
+    side_write(
+        side, "inject.jsonl", {"kind": kind, "rank": rank, "pid": os.getpid(), "step": step, "time": time.time()}
+    )
 
 
 # --------------------------------------------------------------------------- data and model
@@ -162,7 +168,7 @@ class Out:
         self.file = None
         if style == "print":
             if rank_file:
-                self.file = open(rank_file, "a", encoding="utf-8", buffering=1)
+                self.file = open(rank_file, "a", encoding="utf-8", buffering=1)  # noqa: SIM115  (open for the whole run)
             return
         fmt = {
             "logging": "%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -208,11 +214,18 @@ def ranks_from(args: argparse.Namespace, spawn_rank: int | None) -> tuple[int, i
         return spawn_rank, args.spawn, spawn_rank
     if args.rank_from == "mpi":
         if "OMPI_COMM_WORLD_RANK" in os.environ:
-            return (int(os.environ["OMPI_COMM_WORLD_RANK"]), int(os.environ["OMPI_COMM_WORLD_SIZE"]),
-                    int(os.environ.get("OMPI_COMM_WORLD_LOCAL_RANK", "0")))
+            return (
+                int(os.environ["OMPI_COMM_WORLD_RANK"]),
+                int(os.environ["OMPI_COMM_WORLD_SIZE"]),
+                int(os.environ.get("OMPI_COMM_WORLD_LOCAL_RANK", "0")),
+            )
         return int(os.environ["PMI_RANK"]), int(os.environ["PMI_SIZE"]), int(os.environ.get("MPI_LOCALRANKID", "0"))
     if args.rank_from == "slurm":
-        return int(os.environ["SLURM_PROCID"]), int(os.environ["SLURM_NTASKS"]), int(os.environ.get("SLURM_LOCALID", "0"))
+        return (
+            int(os.environ["SLURM_PROCID"]),
+            int(os.environ["SLURM_NTASKS"]),
+            int(os.environ.get("SLURM_LOCALID", "0")),
+        )
     return int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), int(os.environ.get("LOCAL_RANK", "0"))
 
 
@@ -232,8 +245,9 @@ def train(args: argparse.Namespace, spawn_rank: int | None = None) -> int:
     mine = [f for f in faults if f.rank == rank]
     if args.fault_once and os.environ.get("TORCHELASTIC_RESTART_COUNT", "0") != "0":
         mine = []
-    side_write(args.side, "ranks.jsonl", {"rank": rank, "pid": os.getpid(), "host": socket.gethostname(),
-                                          "time": time.time()})
+    side_write(
+        args.side, "ranks.jsonl", {"rank": rank, "pid": os.getpid(), "host": socket.gethostname(), "time": time.time()}
+    )
     torch.manual_seed(args.seed)
     torch.set_num_threads(1)
 
@@ -258,8 +272,10 @@ def train(args: argparse.Namespace, spawn_rank: int | None = None) -> int:
         from accelerate import Accelerator
         from accelerate.utils import InitProcessGroupKwargs
 
-        acc = Accelerator(cpu=True, kwargs_handlers=[
-            InitProcessGroupKwargs(backend="gloo", timeout=timedelta(seconds=args.pg_timeout))])
+        acc = Accelerator(
+            cpu=True,
+            kwargs_handlers=[InitProcessGroupKwargs(backend="gloo", timeout=timedelta(seconds=args.pg_timeout))],
+        )
     else:
         dist.init_process_group(**pg_kwargs)
     out.info(f"process group ready: backend=gloo world_size={world} timeout={args.pg_timeout:g}s")
@@ -274,9 +290,12 @@ def train(args: argparse.Namespace, spawn_rank: int | None = None) -> int:
             idx = my_indices[(f.step - 1) * args.batch + args.batch // 2]
             bad[idx] = (f.kind, f.step)
     ds = SyntheticImages(n, args.seed, bad, args.side, rank)
-    loader = DataLoader(ds, batch_size=args.batch, sampler=DistributedSampler(ds, num_replicas=world, rank=rank,
-                                                                                shuffle=False),
-                        num_workers=args.workers)
+    loader = DataLoader(
+        ds,
+        batch_size=args.batch,
+        sampler=DistributedSampler(ds, num_replicas=world, rank=rank, shuffle=False),
+        num_workers=args.workers,
+    )
     if acc is not None:
         model = TinyNet()
         opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
@@ -335,18 +354,28 @@ def train(args: argparse.Namespace, spawn_rank: int | None = None) -> int:
         lr = 0.1 * (1 - step / args.steps)
         if args.log_style == "hf":
             if rank == 0:
-                print({"loss": round(avg, 4), "learning_rate": round(lr, 6), "epoch": round(step / args.steps, 2)},
-                      flush=True)
+                print(
+                    {"loss": round(avg, 4), "learning_rate": round(lr, 6), "epoch": round(step / args.steps, 2)},
+                    flush=True,
+                )
         else:
             out.info(f"step {step}/{args.steps} loss {avg:.4f} lr {lr:.4f}", progress=True)
     dist.barrier()
     dt = time.time() - t0
     if args.log_style == "hf":
-        out.info("\n\nTraining completed. Do not forget to share your model on huggingface.co/models =)\n\n",
-                 progress=True)
+        out.info(
+            "\n\nTraining completed. Do not forget to share your model on huggingface.co/models =)\n\n", progress=True
+        )
         if rank == 0:
-            print({"train_runtime": round(dt, 4), "train_samples_per_second": round(step * args.batch * world / dt, 3),
-                   "train_loss": round(avg, 4), "epoch": 1.0}, flush=True)
+            print(
+                {
+                    "train_runtime": round(dt, 4),
+                    "train_samples_per_second": round(step * args.batch * world / dt, 3),
+                    "train_loss": round(avg, 4),
+                    "epoch": 1.0,
+                },
+                flush=True,
+            )
     else:
         out.info(f"training done: {min(step, args.steps)} steps in {dt:.1f}s", progress=True)
     dist.destroy_process_group()

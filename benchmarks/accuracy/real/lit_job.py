@@ -21,10 +21,9 @@ from datetime import timedelta
 import lightning as L
 import torch
 import torch.nn.functional as F
+from job import Fault, SyntheticImages, TinyNet, record_injection, side_write
 from lightning.pytorch.strategies import DDPStrategy
 from torch.utils.data import DataLoader
-
-from job import Fault, SyntheticImages, TinyNet, record_injection, side_write
 
 log = logging.getLogger("lit_job")
 
@@ -36,8 +35,11 @@ class LitNet(L.LightningModule):
         self.faults, self.side, self.style = faults, side, style
 
     def on_fit_start(self) -> None:
-        side_write(self.side, "ranks.jsonl", {"rank": self.global_rank, "pid": os.getpid(),
-                                              "host": socket.gethostname(), "time": time.time()})
+        side_write(
+            self.side,
+            "ranks.jsonl",
+            {"rank": self.global_rank, "pid": os.getpid(), "host": socket.gethostname(), "time": time.time()},
+        )
 
     def training_step(self, batch, batch_idx):
         step = batch_idx + 1
@@ -83,8 +85,13 @@ def main() -> int:
     ds = SyntheticImages(a.steps * 8 * a.devices + 64, 1234, {}, side, 0)
     trainer = L.Trainer(
         strategy=DDPStrategy(process_group_backend="gloo", timeout=timedelta(seconds=a.pg_timeout)),
-        accelerator="cpu", devices=a.devices, max_steps=a.steps, logger=False, enable_checkpointing=False,
-        enable_progress_bar=False, enable_model_summary=True,
+        accelerator="cpu",
+        devices=a.devices,
+        max_steps=a.steps,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=True,
     )
     trainer.fit(LitNet([Fault(s) for s in a.fault], side, a.log_style), DataLoader(ds, batch_size=8))
     print(f"[rank {trainer.global_rank}] fit finished after {trainer.global_step} steps", flush=True)

@@ -10,6 +10,7 @@ SLURM_CONF, and registers an atexit hook that stops exactly the daemons it start
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import shutil
 import signal
@@ -61,10 +62,8 @@ def _ns(d: Path, argv: list[str]) -> list[str]:
 def stop() -> None:
     for p in reversed(_started):
         if p.poll() is None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(p.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
             try:
                 p.wait(10)
             except subprocess.TimeoutExpired:
@@ -83,18 +82,33 @@ def start(d: Path, here: Path | None = None) -> None:
     sock = d / "munge" / "munge.socket.2"
     os.environ["MUNGE_SOCKET"] = str(sock)  # not read by slurm itself; kept for debugging
     Path("/run/munge").mkdir(parents=True, exist_ok=True)
-    logf = open(d / "daemons.log", "ab")
+    logf = open(d / "daemons.log", "ab")  # noqa: SIM115  (the daemons write to it until stop())
     env = dict(os.environ)
     # munged: foreground, as root, the default socket path (slurm's auth/munge plugin uses it)
-    _started.append(subprocess.Popen(["munged", "-F", "--force"], stdout=logf, stderr=logf, start_new_session=True,
-                                     env=env))
+    _started.append(
+        subprocess.Popen(["munged", "-F", "--force"], stdout=logf, stderr=logf, start_new_session=True, env=env)
+    )
     atexit.register(stop)
     time.sleep(1)
-    _started.append(subprocess.Popen(_ns(d, ["slurmctld", "-D", "-i", "-f", str(d / "slurm.conf")]), stdout=logf,
-                                     stderr=logf, start_new_session=True, env=env))
+    _started.append(
+        subprocess.Popen(
+            _ns(d, ["slurmctld", "-D", "-i", "-f", str(d / "slurm.conf")]),
+            stdout=logf,
+            stderr=logf,
+            start_new_session=True,
+            env=env,
+        )
+    )
     time.sleep(2)
-    _started.append(subprocess.Popen(_ns(d, ["slurmd", "-D", "-f", str(d / "slurm.conf")]), stdout=logf,
-                                     stderr=logf, start_new_session=True, env=env))
+    _started.append(
+        subprocess.Popen(
+            _ns(d, ["slurmd", "-D", "-f", str(d / "slurm.conf")]),
+            stdout=logf,
+            stderr=logf,
+            start_new_session=True,
+            env=env,
+        )
+    )
     deadline = time.time() + 60
     while time.time() < deadline:
         r = subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, text=True, env=env)
