@@ -17,9 +17,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from rankautopsy import prefilter as pf
-from rankautopsy.matcher import compile_rules
-from rankautopsy.rulepacks import load_rules
+from rankautopsy.rulepacks.loader import load_rules
+from rankautopsy.scan import prefilter as pf
+from rankautopsy.scan.matcher import compile_rules
 
 _LOOKAROUND = ("(?=", "(?!", "(?<=", "(?<!")
 _ERE_SPECIAL = set(b".[]()*+?{}|^$\\")

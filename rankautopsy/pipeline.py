@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta, tzinfo
 
-from rankautopsy.assemble import build_events, classify
-from rankautopsy.clocks import ClockContext, live_boot_time, live_uptime, local_zone
-from rankautopsy.lines import Stream, last_signs
-from rankautopsy.matcher import CompiledRule, compile_rules
+from rankautopsy.diagnosis.assemble import build_events, classify
+from rankautopsy.diagnosis.report import rank_reports, remediation_for
+from rankautopsy.diagnosis.timeline import build_timeline
+from rankautopsy.diagnosis.verdict import decide
 from rankautopsy.model import (
     Cause,
     Diagnosis,
@@ -25,15 +25,15 @@ from rankautopsy.model import (
     TimeSpan,
     Verdict,
 )
-from rankautopsy.parallel import run_all, worker_count
-from rankautopsy.report import rank_reports, remediation_for
-from rankautopsy.rulepacks import load_remediation, load_rules
-from rankautopsy.scan import Engine, make_engine
-from rankautopsy.selection import read_stream
+from rankautopsy.rulepacks.loader import load_remediation, load_rules
+from rankautopsy.scan.engine import Engine, make_engine
+from rankautopsy.scan.matcher import CompiledRule, compile_rules
+from rankautopsy.scan.parallel import run_all, worker_count
+from rankautopsy.scan.selection import read_stream
+from rankautopsy.sources.clocks import ClockContext, live_boot_time, live_uptime, local_zone
 from rankautopsy.sources.discover import Source, damaged, discover
+from rankautopsy.sources.lines import Stream, last_signs
 from rankautopsy.sources.sanitize import clean
-from rankautopsy.timeline import build_timeline
-from rankautopsy.verdict import decide
 
 DEFAULT_SKEW = timedelta(seconds=2)
 

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rankautopsy.clocks import (
+from rankautopsy.model import TimeSpan
+from rankautopsy.sources.clocks import (
     ClockContext,
     KernelStamp,
     find_time,
@@ -24,7 +25,6 @@ from rankautopsy.clocks import (
     wall_from_monotonic,
     year_hint_from_text,
 )
-from rankautopsy.model import TimeSpan
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NEW_YORK = ZoneInfo("America/New_York")

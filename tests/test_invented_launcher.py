@@ -115,7 +115,7 @@ def test_the_exit_lines_pid_joins_the_kernel_line_to_the_rank(tmp_path: Path) ->
 @pytest.mark.parametrize("module", sorted((Path(__file__).parent.parent / "rankautopsy").rglob("*.py")))
 def test_no_rule_id_is_named_in_python(module: Path) -> None:
     """What a line means lives in the packs: the package's code names no built-in rule id."""
-    from rankautopsy.rulepacks import load_rules
+    from rankautopsy.rulepacks.loader import load_rules
 
     ids = {r.id for r in load_rules()}
     quoted = set(re.findall(r"[\"']([a-z0-9]+\.[a-z0-9-]+)[\"']", module.read_text(encoding="utf-8")))

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from rankautopsy import catalogue
-from rankautopsy.catalogue import README_COMMAND, README_END, README_START, readme_table, with_table
 from rankautopsy.cli import main
-from rankautopsy.rulepacks import load_rules
-from rankautopsy.rulesources import ENV_VAR
+from rankautopsy.rulepacks import catalogue
+from rankautopsy.rulepacks.catalogue import README_COMMAND, README_END, README_START, readme_table, with_table
+from rankautopsy.rulepacks.loader import load_rules
+from rankautopsy.rulepacks.sources import ENV_VAR
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 MINIMAL_PACK = (Path(__file__).parent / "rulepacks" / "fluxcap.yaml").read_text()

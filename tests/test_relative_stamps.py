@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
-from rankautopsy.clocks import ClockContext, parse_kernel_line
 from rankautopsy.model import Cause
 from rankautopsy.pipeline import Options, diagnose
+from rankautopsy.sources.clocks import ClockContext, parse_kernel_line
 
 CTX = ClockContext(UTC, 2026)
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from rankautopsy.model import Cause, Role, Rule
-from rankautopsy.rulepacks import BUILTIN_DIR, ROOT_CAUSES, builtin_pack_paths, load_remediation, load_rules
-from rankautopsy.ruletest import compile_pattern
+from rankautopsy.rulepacks.loader import BUILTIN_DIR, ROOT_CAUSES, builtin_pack_paths, load_remediation, load_rules
+from rankautopsy.rulepacks.ruletest import compile_pattern
 from rankautopsy.sources.prefixes import strip_prefixes
 
 RULES = load_rules()

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 import pytest
 
 from rankautopsy.model import Rule
-from rankautopsy.rulepacks import load_rules
-from rankautopsy.ruletest import extract_facts, run_examples
+from rankautopsy.rulepacks.loader import load_rules
+from rankautopsy.rulepacks.ruletest import extract_facts, run_examples
 
 RULES = load_rules()
 

@@ -8,8 +8,8 @@ import pytest
 
 from rankautopsy.errors import RulePackError
 from rankautopsy.model import Cause, Role
-from rankautopsy.rulepacks import load_pack, load_remediation, load_rules
-from rankautopsy.ruletest import extract_facts, run_examples
+from rankautopsy.rulepacks.loader import load_pack, load_remediation, load_rules
+from rankautopsy.rulepacks.ruletest import extract_facts, run_examples
 
 PACKS = Path(__file__).parent / "rulepacks"
 

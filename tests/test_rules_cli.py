@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 from test_rulepack_errors import BROKEN_PACKS
 
-from rankautopsy import matcher
-from rankautopsy.catalogue import catalogue_entry
 from rankautopsy.cli import main
 from rankautopsy.errors import RulePackError
 from rankautopsy.pipeline import Options, diagnose
-from rankautopsy.rulepacks import load_rules
-from rankautopsy.rulesources import ENV_VAR, user_rule_paths
-from rankautopsy.ruletest import run_examples
+from rankautopsy.rulepacks.catalogue import catalogue_entry
+from rankautopsy.rulepacks.loader import load_rules
+from rankautopsy.rulepacks.ruletest import run_examples
+from rankautopsy.rulepacks.sources import ENV_VAR, user_rule_paths
+from rankautopsy.scan import matcher
 
 PACKS = Path(__file__).parent / "rulepacks"
 BUILTIN = load_rules()

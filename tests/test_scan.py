@@ -12,19 +12,19 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rankautopsy.clocks import ClockContext
 from rankautopsy.errors import InputError
-from rankautopsy.lines import parse_text
-from rankautopsy.matcher import Budget, CompiledRule, compile_rules
 from rankautopsy.model import StreamKind
 from rankautopsy.pipeline import Options, diagnose
-from rankautopsy.prefilter import CASE_TWINS, Untranslatable, prefilter
 from rankautopsy.render.json import render_json
-from rankautopsy.rulepacks import load_rules
-from rankautopsy.scan import Engine, hyperscan, make_engine
-from rankautopsy.selection import read_stream
+from rankautopsy.rulepacks.loader import load_rules
+from rankautopsy.scan.engine import Engine, hyperscan, make_engine
+from rankautopsy.scan.matcher import Budget, CompiledRule, compile_rules
+from rankautopsy.scan.prefilter import CASE_TWINS, Untranslatable, prefilter
+from rankautopsy.scan.selection import read_stream
 from rankautopsy.sources import read
+from rankautopsy.sources.clocks import ClockContext
 from rankautopsy.sources.discover import Source, discover
+from rankautopsy.sources.lines import parse_text
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SCENARIOS = sorted(p for p in FIXTURES.iterdir() if (p / "expected.yaml").is_file())

@@ -194,7 +194,7 @@ def test_a_tqdm_bar_left_on_the_line_is_not_the_message() -> None:
 
 
 def test_unwrap_joins_a_terminals_hard_wrap_but_not_records_of_equal_length() -> None:
-    from rankautopsy.lines import unwrap
+    from rankautopsy.sources.lines import unwrap
 
     width = 70
     wrapped = []

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import UTC
 from pathlib import Path
 
+from rankautopsy.diagnosis.timeline import bus_of
 from rankautopsy.model import Cause, Confidence, Diagnosis, Fate
 from rankautopsy.pipeline import Options, diagnose
-from rankautopsy.timeline import bus_of
 
 
 def run(tmp_path: Path, files: dict[str, str], **options: object) -> Diagnosis:

@@ -1,4 +1,7 @@
-"""The command line: parse options, run the pipeline, render, and turn every failure into one line."""
+"""The command line: parse options, run the pipeline, render, and turn every failure into one line.
+
+The only package that may import typer; it may import everything else. Nothing imports it.
+"""
 
 from __future__ import annotations
 
@@ -18,14 +21,14 @@ import typer
 from rich.console import Console
 from rich.status import Status
 
-from rankautopsy.cli_rules import rules_app
-from rankautopsy.clocks import local_zone, parse_boot_time
+from rankautopsy.cli.rules import rules_app
 from rankautopsy.errors import RankautopsyError, UsageError
 from rankautopsy.model import Diagnosis, Outcome
 from rankautopsy.pipeline import DEFAULT_SKEW, Options, diagnose
 from rankautopsy.render import Format, render_text
 from rankautopsy.render.terminal import make_console, render_terminal
-from rankautopsy.rulesources import user_rule_paths
+from rankautopsy.rulepacks.sources import user_rule_paths
+from rankautopsy.sources.clocks import local_zone, parse_boot_time
 
 
 class Exit(IntEnum):

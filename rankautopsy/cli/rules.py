@@ -9,11 +9,11 @@ from typing import Annotated
 
 import typer
 
-from rankautopsy.catalogue import OutputFormat, explain_json, explain_text, find_rule, list_json, list_text
 from rankautopsy.model import Rule
-from rankautopsy.rulepacks import PackContents, builtin_pack_paths, load_rules, read_packs
-from rankautopsy.rulesources import user_rule_paths
-from rankautopsy.ruletest import describe, run_examples
+from rankautopsy.rulepacks.catalogue import OutputFormat, explain_json, explain_text, find_rule, list_json, list_text
+from rankautopsy.rulepacks.loader import PackContents, builtin_pack_paths, load_rules, read_packs
+from rankautopsy.rulepacks.ruletest import describe, run_examples
+from rankautopsy.rulepacks.sources import user_rule_paths
 
 TESTS_FAILED = 1  # `rules test`: an example failed (2, a pack that cannot load, comes from the error handler)
 

@@ -7,9 +7,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from rankautopsy.lines import Stream
-from rankautopsy.matcher import CompiledRule, Hit, facts_of, match_line
 from rankautopsy.model import Assembly, Cause, Effect, Event, Evidence, Location, Role, StreamKind, TimeSpan
+from rankautopsy.scan.matcher import CompiledRule, Hit, facts_of, match_line
+from rankautopsy.sources.lines import Stream
 
 _WINDOW = 2000  # lines of one channel an assembly may look through
 _EXC_LINE = re.compile(r"^(?P<exc_type>[A-Za-z_][\w.]*)(?::(?: (?P<exc_msg>.*))?)?$")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from rankautopsy.diagnosis.timeline import RankState, Timeline
+from rankautopsy.diagnosis.verdict import Candidate, Findings, signal_code
 from rankautopsy.model import Fate, FirstDeath, RankReport, Rule
-from rankautopsy.rulepacks import Remediation
-from rankautopsy.timeline import RankState, Timeline
-from rankautopsy.verdict import Candidate, Findings, signal_code
+from rankautopsy.rulepacks.loader import Remediation
 
 
 def rank_reports(tl: Timeline, f: Findings) -> tuple[RankReport, ...]:

@@ -11,10 +11,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from rankautopsy.clocks import ClockContext, parse_torchrun_time
-from rankautopsy.lines import Stream
 from rankautopsy.model import Cause, Effect, Event, Role, StreamKind, TimeSpan
 from rankautopsy.signals import as_signal, signal_number
+from rankautopsy.sources.clocks import ClockContext, parse_torchrun_time
+from rankautopsy.sources.lines import Stream
 
 # A kernel log named for its host: `dmesg-node02.txt`, `node07-dmesg.txt`, `kern_gpu-3.log`. The part
 # after the first dot is an extension, never a host; words that name a dmesg format are not hosts either.

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from rankautopsy.diagnosis.timeline import RankState, Timeline, expand_ranks, is_symptom
 from rankautopsy.model import (
     Cause,
     Confidence,
@@ -25,7 +26,6 @@ from rankautopsy.model import (
     Unattributed,
 )
 from rankautopsy.signals import as_signal, signal_cause, signal_name
-from rankautopsy.timeline import RankState, Timeline, expand_ranks, is_symptom
 
 # How a rank was tied to its line, and whether that channel is reliable enough for `high`.
 _RELIABLE = frozenset({"prefix", "path", "pid", "launcher", "local_rank", "gpu"})

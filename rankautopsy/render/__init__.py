@@ -1,4 +1,8 @@
-"""Renderers: a finished `Diagnosis` in, text out. Each renderer module is importable on its own."""
+"""Renderers: a finished `Diagnosis` in, text out (terminal, JSON, Markdown, GitHub, JUnit, HTML).
+
+Each renderer module is importable on its own. May import the model and `rankautopsy.sources`
+(the sanitiser); never the pipeline stages that make a diagnosis, nor the CLI.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The rule catalogue as data: what `rules list` and `rules explain` print (text or JSON), and the README table.
 
-`python -m rankautopsy.catalogue --readme README.md` rewrites the table between the README's markers.
+`python -m rankautopsy.rulepacks.catalogue --readme README.md` rewrites the table between the README's markers.
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ from pathlib import Path
 
 from rankautopsy.errors import RankautopsyError, UsageError
 from rankautopsy.model import Cause, Role, Rule
-from rankautopsy.rulepacks import load_rules
-from rankautopsy.ruletest import extract_facts
+from rankautopsy.rulepacks.loader import load_rules
+from rankautopsy.rulepacks.ruletest import extract_facts
 from rankautopsy.sources.sanitize import clean
 
 README_START = "<!-- rules-table:start -->"
 README_END = "<!-- rules-table:end -->"
-README_COMMAND = "python -m rankautopsy.catalogue --readme README.md"
+README_COMMAND = "python -m rankautopsy.rulepacks.catalogue --readme README.md"
 
 
 class OutputFormat(StrEnum):
@@ -248,7 +248,7 @@ def update_readme(path: Path, *, check: bool = False) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rankautopsy.catalogue", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m rankautopsy.rulepacks.catalogue", description=__doc__)
     parser.add_argument("--readme", type=Path, required=True, help="The README whose rule table to rewrite.")
     parser.add_argument("--check", action="store_true", help="Exit 1 if the table is stale; write nothing.")
     args = parser.parse_args(argv)

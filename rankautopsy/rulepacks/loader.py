@@ -31,7 +31,7 @@ import yaml
 
 from rankautopsy.errors import RulePackError
 from rankautopsy.model import Assembly, Cause, Effect, Example, Location, Role, Rule, StreamKind
-from rankautopsy.ruletest import ExampleResult, compile_pattern, describe, run_examples
+from rankautopsy.rulepacks.ruletest import ExampleResult, compile_pattern, describe, run_examples
 
 ID_PATTERN = regex.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*\.[a-z0-9]+(?:-[a-z0-9]+)*$")
 STATUSES = ("stable", "preview", "deprecated")
@@ -68,7 +68,7 @@ def _builtin_dir() -> Path:
     shipped = importlib.resources.files("rankautopsy") / "_rules"
     if isinstance(shipped, Path) and shipped.is_dir():
         return shipped
-    return Path(__file__).resolve().parent.parent / "rules"
+    return Path(__file__).resolve().parents[2] / "rules"
 
 
 BUILTIN_DIR: Path = _builtin_dir()

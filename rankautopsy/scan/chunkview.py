@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from rankautopsy.lines import SNIFF_LINES, Channel, LineParser
-from rankautopsy.scan import DIRTY, Match
+from rankautopsy.scan.engine import DIRTY, Match
+from rankautopsy.sources.lines import SNIFF_LINES, Channel, LineParser
 from rankautopsy.sources.read import MAX_LINE, Chunk, segments, split_lines
 
 TAIL_LINES, TAIL_BYTES = 2000, 1024 * 1024

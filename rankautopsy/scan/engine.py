@@ -28,10 +28,10 @@ from typing import Any
 
 import regex
 
-from rankautopsy.literals import TWINS, Literals, required_literals
-from rankautopsy.matcher import Budget, CompiledRule
 from rankautopsy.model import StreamKind
-from rankautopsy.prefilter import Untranslatable
+from rankautopsy.scan.literals import TWINS, Literals, required_literals
+from rankautopsy.scan.matcher import Budget, CompiledRule
+from rankautopsy.scan.prefilter import Untranslatable
 
 
 def _import_hyperscan() -> Any:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rankautopsy.prefilter import CASE_TWINS, Alt, Chars, Lit, Node, Rep, Seq, flatten, superset
+from rankautopsy.scan.prefilter import CASE_TWINS, Alt, Chars, Lit, Node, Rep, Seq, flatten, superset
 
 MIN_LENGTH = 3  # shorter literals are in too many lines to be worth looking for
 MAX_NEEDLES = 16

@@ -1,6 +1,6 @@
 """Compile every rule once; confirm the scanner's candidate lines with each rule's own regex.
 
-The scanner (`rankautopsy.scan`) finds candidate lines in bulk with a byte-level prefilter of every rule;
+The scanner (`rankautopsy.scan.engine`) finds candidate lines in bulk with a byte-level prefilter of every rule;
 a rule matches a line only if its pattern, compiled here with named groups, matches the line's message.
 """
 
@@ -14,7 +14,7 @@ from typing import TypeVar
 import regex
 
 from rankautopsy.model import Role, Rule, StreamKind
-from rankautopsy.prefilter import Untranslatable, prefilter
+from rankautopsy.scan.prefilter import Untranslatable, prefilter
 
 _T = TypeVar("_T")
 USER_RULE_TIMEOUT = 2.0  # seconds a user's rule may spend on one stream before it is dropped there

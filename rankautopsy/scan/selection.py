@@ -27,13 +27,13 @@ from dataclasses import dataclass, field
 
 import regex
 
-from rankautopsy.chunkview import ChannelCache, View, head_end, logical_lines, sample
-from rankautopsy.clocks import ClockContext
-from rankautopsy.lines import SNIFF_LINES, Channel, Line, LineParser, Stream, build_stream
-from rankautopsy.matcher import Budget, CompiledRule, Hit
 from rankautopsy.model import Assembly, StreamKind
-from rankautopsy.scan import Engine, Match
+from rankautopsy.scan.chunkview import ChannelCache, View, head_end, logical_lines, sample
+from rankautopsy.scan.engine import Engine, Match
+from rankautopsy.scan.matcher import Budget, CompiledRule, Hit
+from rankautopsy.sources.clocks import ClockContext
 from rankautopsy.sources.discover import Source
+from rankautopsy.sources.lines import SNIFF_LINES, Channel, Line, LineParser, Stream, build_stream
 from rankautopsy.sources.read import Chunk, ChunkReader, open_bytes, segments, split_lines
 from rankautopsy.sources.sanitize import clean
 

@@ -10,9 +10,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rankautopsy.clocks import year_hint_from_text
 from rankautopsy.errors import InputError
 from rankautopsy.model import SkippedInput, StreamKind
+from rankautopsy.sources.clocks import year_hint_from_text
 from rankautopsy.sources.ranks import PathRank, rank_from_path
 from rankautopsy.sources.read import SNIFF, ChunkReader, looks_binary, open_bytes, read_head
 

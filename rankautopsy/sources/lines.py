@@ -1,6 +1,6 @@
 """Sources to lines: each line's message (prefixes stripped, text cleaned), rank, host and time.
 
-A stream is built from the lines the scanner selected (`rankautopsy.selection`), not from every line
+A stream is built from the lines the scanner selected (`rankautopsy.scan.selection`), not from every line
 of the input: line numbers are real physical numbers, in order, with gaps.
 """
 
@@ -14,8 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from rankautopsy.clocks import ClockContext, find_time, parse_kernel_line, wall_from_monotonic
 from rankautopsy.model import StreamKind, TimeSpan
+from rankautopsy.sources.clocks import ClockContext, find_time, parse_kernel_line, wall_from_monotonic
 from rankautopsy.sources.discover import Source
 from rankautopsy.sources.prefixes import NO_PREFIX, Profile, sniff_profile, strip_prefixes
 from rankautopsy.sources.ranks import content_rank, content_rank_shapes
