@@ -25,7 +25,8 @@ from rankautopsy.model import (
     TimeSpan,
     Verdict,
 )
-from rankautopsy.rulepacks.loader import load_remediation, load_rules
+from rankautopsy.rulepacks.loader import load_rules
+from rankautopsy.rulepacks.remediation import load_remediation
 from rankautopsy.scan.engine import Engine, make_engine
 from rankautopsy.scan.matcher import CompiledRule, compile_rules
 from rankautopsy.scan.parallel import run_all, worker_count

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from rankautopsy.model import Cause, Role, Rule
-from rankautopsy.rulepacks.loader import BUILTIN_DIR, ROOT_CAUSES, builtin_pack_paths, load_remediation, load_rules
+from rankautopsy.rulepacks.loader import BUILTIN_DIR, builtin_pack_paths, load_rules
+from rankautopsy.rulepacks.remediation import load_remediation
+from rankautopsy.rulepacks.rule import ROOT_CAUSES
 from rankautopsy.rulepacks.ruletest import compile_pattern
 from rankautopsy.sources.prefixes import strip_prefixes
 

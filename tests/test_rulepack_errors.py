@@ -8,7 +8,8 @@ import pytest
 
 from rankautopsy.errors import RulePackError
 from rankautopsy.model import Cause, Role
-from rankautopsy.rulepacks.loader import load_pack, load_remediation, load_rules
+from rankautopsy.rulepacks.loader import load_pack, load_rules
+from rankautopsy.rulepacks.remediation import load_remediation
 from rankautopsy.rulepacks.ruletest import extract_facts, run_examples
 
 PACKS = Path(__file__).parent / "rulepacks"

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from rankautopsy.diagnosis.timeline import RankState, Timeline
 from rankautopsy.diagnosis.verdict import Candidate, Findings, signal_code
 from rankautopsy.model import Fate, FirstDeath, RankReport, Rule
-from rankautopsy.rulepacks.loader import Remediation
+from rankautopsy.rulepacks.remediation import Remediation
 
 
 def rank_reports(tl: Timeline, f: Findings) -> tuple[RankReport, ...]:
