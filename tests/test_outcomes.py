@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC
 from pathlib import Path
 
 import pytest
@@ -149,3 +150,37 @@ def test_the_rank_that_only_lost_its_peers_after_the_others_timed_out_is_the_str
     assert d.verdict.confidence is Confidence.MEDIUM
     early = run(tmp_path / "early", {**files, "rank_2.log": step_lines(2, 4) + err(2, 10, closed)})
     assert early.verdict.outcome is not Outcome.HANG  # a peer lost before any timeout is not a straggler
+
+
+def test_a_dataloader_workers_oom_kill_in_the_kernel_log_names_the_sender(tmp_path: Path) -> None:
+    """The rank's own line names its worker's pid; the kernel's OOM kill of that pid says who sent SIGKILL."""
+    rank1 = step_lines(1, 5) + (
+        "2026-11-29 07:00:06,000 ERROR [rank 1] RuntimeError: "
+        "DataLoader worker (pid 5150) is killed by signal: Killed.\n"
+    )
+    oom = (
+        "[Sun Nov 29 07:00:05 2026] Out of memory: Killed process 5150 (pt_data_worker) "
+        "total-vm:9000kB, anon-rss:8000kB\n"
+    )
+    files = {"rank_0.log": step_lines(0, 5), "rank_1.log": rank1}
+    without = run(tmp_path / "a", files).verdict.first_death
+    assert without is not None and (without.rank, without.cause) == (1, Cause.KILLED)
+    first = run(tmp_path / "b", {**files, "dmesg.txt": oom}, tz=UTC).verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (1, Cause.HOST_OOM)
+
+
+def test_ctrl_c_is_a_stop_from_outside_and_the_rank_nobody_heard_from_hung(tmp_path: Path) -> None:
+    def tb(rank: int, last: str) -> str:
+        return (
+            f"[rank{rank}]: Traceback (most recent call last):\n"
+            f'[rank{rank}]:   File "train.py", line 9, in <module>\n'
+            f"[rank{rank}]: {last}\n"
+        )
+
+    closed = "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer [::1]:5"
+    console = "".join(f"[rank{r}]: step {s}\n" for s in range(3) for r in range(3))
+    console += tb(0, closed) + tb(1, closed) + tb(2, "KeyboardInterrupt")
+    d = run(tmp_path, {"console.log": console})
+    first = d.verdict.first_death
+    assert d.verdict.outcome is Outcome.HANG
+    assert first is not None and (first.rank, first.cause) == (2, Cause.HANG)

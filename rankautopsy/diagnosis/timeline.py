@@ -173,6 +173,9 @@ def _pid_map(events: Iterable[Event], local: LocalRanks) -> dict[int, int]:
         ranks = subjects(e, local, {})
         if len(ranks) == 1:
             pids.setdefault(e.pid, ranks[0])
+    for e in events:  # a rank's own line about a process of its own that died (a DataLoader worker)
+        if e.pid is not None and e.rank is not None and e.role is Role.CAUSE and not e.effects:
+            pids.setdefault(e.pid, e.rank)
     return pids
 
 

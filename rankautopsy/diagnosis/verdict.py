@@ -686,7 +686,8 @@ def _name_hang(tl: Timeline, f: Findings) -> None:
         return
     culprit = min(suspects, key=_progress_key)
     lost = sum(1 for r in reporters if _first_symptom_cause(tl, r) is Cause.PEER_LOST)
-    cause = cause_of.get(culprit.rank) or (Cause.SILENT_EXIT if lost > len(reporters) / 2 else Cause.HANG)
+    vanished = lost > len(reporters) / 2 and culprit.torn_down is None  # stopped alive: it hung
+    cause = cause_of.get(culprit.rank) or (Cause.SILENT_EXIT if vanished else Cause.HANG)
     evidence = [i for i in culprit.events if tl.events[i].role is Role.PROGRESS][-1:]
     waits = [i for r in reporters for i in tl.ranks[r].events if is_symptom(tl.events[i])]
     evidence += sorted(waits, key=lambda i: (tl.events[i].cause is not Cause.COLLECTIVE_TIMEOUT, i))[:1]
