@@ -140,7 +140,10 @@ def builtin_pack_paths() -> list[Path]:
 
 
 def _load_layer(paths: Iterable[Path], *, builtin: bool, problems: list[str]) -> Pack:
-    layer = _layer([_read_pack(path, builtin=builtin, problems=problems) for path in paths])
+    """A user pack's examples run as it loads; the built-in packs' run in the test suite and in
+    `rules test` and `rules check`, not on every diagnosis (they cost more than a small diagnosis)."""
+    read = [_read_pack(path, builtin=builtin, problems=problems, check_examples=not builtin) for path in paths]
+    layer = _layer(read)
     _check_unique(layer.claims, problems)
     return layer
 
