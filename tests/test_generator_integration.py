@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 import yaml
+from test_render import validate_schema
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -55,12 +56,13 @@ def _diagnose(fixture: Path, args: list[str]) -> tuple[int, dict[str, Any]]:
         text=True,
         timeout=120,
     )
-    assert proc.returncode in (0, 1), f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    assert proc.returncode in (0, 1, 3), f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
     return proc.returncode, json.loads(proc.stdout)
 
 
 def _check(expected: dict[str, Any], status: int, report: dict[str, Any]) -> None:
-    assert report["schema"] == 1
+    assert report["schema"] == 2
+    validate_schema(report)
     first = report["verdict"]["first_death"]
     want = expected["first_death"]
     if want is None:
