@@ -197,16 +197,13 @@ def _thin_progress(events: list[Event]) -> list[Event]:
 
 
 def _error_file_events(source: Source, rules: list[CompiledRule]) -> list[Event]:
-    """torchrun's error.json: the exception a rank recorded with @record, and when."""
-    try:
-        data = json.loads(source.read_text())
-        message = data["message"]
-        text = message["message"] if isinstance(message, dict) else str(message)
-        extra = message.get("extraInfo", {}) if isinstance(message, dict) else {}
-        stamp = int(extra.get("timestamp", "0"))
-    except (ValueError, KeyError, TypeError, AttributeError):
+    """torchrun's error.json: the exception a rank recorded with @record, and when. Any shape is
+    tolerated (a forged or truncated file yields no event or no time, never a crash)."""
+    text, stamp = _recorded_error(source.read_text())
+    lines = clean(text).strip().splitlines()
+    first = lines[0].strip() if lines else ""
+    if not first:
         return []
-    first = clean(str(text)).strip().splitlines()[0] if str(text).strip() else ""
     exc_type, _, exc_msg = first.partition(": ")
     facts = {"exc_type": exc_type, "exc_msg": exc_msg}
     cause, role, by = classify(first, StreamKind.ERROR_JSON, rules, "", Cause.CONTEXT, Role.CONTEXT)
@@ -215,7 +212,7 @@ def _error_file_events(source: Source, rules: list[CompiledRule]) -> list[Event]
     if source.where.local_rank is not None:
         facts["emitter_local_rank"] = str(source.where.local_rank)
     time = None
-    if stamp > 0:
+    if stamp is not None:
         at = datetime.fromtimestamp(stamp, UTC)
         time = TimeSpan(at, at + timedelta(seconds=1))
     return [
@@ -232,6 +229,30 @@ def _error_file_events(source: Source, rules: list[CompiledRule]) -> list[Event]
             effects=by.rule.rule.effects,
         )
     ]
+
+
+_EPOCH_RANGE = (1, 253_402_300_799)  # 1970 .. 9999-12-31: what datetime can hold
+
+
+def _recorded_error(raw: str) -> tuple[str, int | None]:
+    """The message and the timestamp of torchrun's error file, whatever its shape."""
+    try:
+        data = json.loads(raw[:4_000_000])
+    except (ValueError, RecursionError):
+        return "", None
+    message = data.get("message") if isinstance(data, dict) else None
+    text = message.get("message") if isinstance(message, dict) else message
+    extra = message.get("extraInfo") if isinstance(message, dict) else None
+    stamp = extra.get("timestamp") if isinstance(extra, dict) else None
+    return (text if isinstance(text, str) else ""), _epoch(stamp)
+
+
+def _epoch(value: object) -> int | None:
+    text = str(value).strip() if isinstance(value, int | str) and not isinstance(value, bool) else ""
+    if not text.isdigit() or len(text) > 12:
+        return None
+    number = int(text)
+    return number if _EPOCH_RANGE[0] <= number <= _EPOCH_RANGE[1] else None
 
 
 __all__ = ["DEFAULT_SKEW", "Options", "diagnose"]

@@ -188,12 +188,13 @@ def build_events(stream: Stream, hits: Sequence[Hit], rules: Sequence[CompiledRu
 
 
 # Facts that the timeline reads as numbers; a user pattern that captures something else under one of
-# these names keeps it as `<name>_raw` instead of breaking the diagnosis.
+# these names (or a number of more than 15 digits) keeps it as `<name>_raw` instead of breaking the diagnosis.
 _NUMERIC = frozenset(
     {"rank", "peer_rank", "pg_rank", "local_rank", "pid", "step", "total_steps", "seq", "last_enqueued",
-     "last_completed", "exitcode", "comm_rank", "nranks", "gpu", "xid", "pg"}
+     "last_completed", "exitcode", "comm_rank", "nranks", "gpu", "xid", "pg", "culprit", "culprit_local_rank",
+     "world_size"}
 )  # fmt: skip
-_INTEGER = re.compile(r"^-?[0-9]+$")
+_INTEGER = re.compile(r"^-?[0-9]{1,15}$")  # longer is no rank, pid or step (and int() would refuse it)
 
 
 def _checked(facts: dict[str, str]) -> dict[str, str]:

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 _CRI = re.compile(r"(?P<stamp>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z) (?:(?:stdout|stderr) [PF] )?")
 # mpirun --tag-output: `[1,3]<stderr>:` (OMPI <= 4) or `[1,3]<stderr>: ` (OMPI 5), optional host:pid.
 _MPI = re.compile(
-    r"\[(?:[^,\]\[]+,)?(?P<rank>\d+)\](?:\[(?P<host>[^:\]]+):(?P<pid>\d+)\])?<(?:stdout|stderr|stddiag)>: ?"
+    r"\[(?:[^,\]\[]+,)?(?P<rank>\d{1,9})\](?:\[(?P<host>[^:\]]+):(?P<pid>\d{1,9})\])?<(?:stdout|stderr|stddiag)>: ?"
 )
 # srun --label: ` 3: ` padded task id (P<n> for heterogeneous jobs). Only where the stream is labelled.
-_SRUN = re.compile(r"(?:P\d+ )? *(?P<task>\d+): ")
+_SRUN = re.compile(r"(?:P\d+ )? *(?P<task>\d{1,9}): ")
 # pdsh (DeepSpeed multi-node): `worker-3: ` host labels. Only where the stream is labelled.
 _PDSH = re.compile(r"(?P<host>[A-Za-z0-9][\w.-]*): ")
 # A log collector's layer before a launcher tag (kept only when a tag follows): its timestamp
@@ -29,13 +29,13 @@ _COLLECTOR_STAMP = re.compile(
 )
 _COLLECTOR_HOST = re.compile(r"(?P<host>(?=[\w.-]*[\d-])[A-Za-z0-9][\w.-]{0,62}): ")
 # Viewer exports with leading line numbers: `1234  message` / `1234\tmessage`.
-_NUMBERED = re.compile(r" *(?P<n>\d+)(?:\t| {2,}|: )")
+_NUMBERED = re.compile(r" *(?P<n>\d{1,9})(?:\t| {2,}|: )")
 # A tqdm bar another process left on the line without a newline: `  42%|████▏ | 5/12 [00:01<00:01, 4.5it/s]`.
 _TQDM = re.compile(r" *[0-9]{1,3}%\|[^|\n]{0,200}\| *[^\[\n]{0,40}\[[^\]\n]{0,80}\]")
 # torchrun's tee: `[default3]:` (local rank, no space). `[rank3]:` is PyTorch's own, handled below.
-_TEE = re.compile(r"\[(?P<role>[A-Za-z_][\w-]*?)(?P<lrank>\d+)\]:")
+_TEE = re.compile(r"\[(?P<role>[A-Za-z_][\w-]*?)(?P<lrank>\d{1,9})\]:")
 # PyTorch: `[rank3]: ` (excepthook, with a space, maybe doubled) or `[rank3]:[E...` (c10 log prefix).
-_RANK = re.compile(r"\[rank(?P<rank>\d+)\]: ?")
+_RANK = re.compile(r"\[rank(?P<rank>\d{1,9})\]: ?")
 
 
 @dataclass(frozen=True, slots=True)

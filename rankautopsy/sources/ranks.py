@@ -8,10 +8,10 @@ from pathlib import PurePath
 
 # File names that name one rank: rank_3.log, rank3.out, rank-3.err, log_rank_3.txt, worker-3.log,
 # 20251218_rank3.log (DeepSpeed --enable_each_rank_log), node0.rank3.stderr.
-_RANK_NAME = re.compile(r"(?:^|[^a-z])rank[_\-.]?(?P<n>\d+)(?!\d)", re.IGNORECASE)
-_WORKER_NAME = re.compile(r"(?:^|[^a-z])(?P<role>worker|master|process|proc)[_\-.]?(?P<n>\d+)(?!\d)", re.IGNORECASE)
+_RANK_NAME = re.compile(r"(?:^|[^a-z])rank[_\-.]?(?P<n>\d{1,9})(?!\d)", re.IGNORECASE)
+_WORKER_NAME = re.compile(r"(?:^|[^a-z])(?P<role>worker|master|process|proc)[_\-.]?(?P<n>\d{1,9})(?!\d)", re.IGNORECASE)
 # torchrun --log-dir: <run>/attempt_N/<local_rank>/{stdout,stderr}.log|error.json
-_ATTEMPT = re.compile(r"^attempt_(?P<attempt>\d+)$")
+_ATTEMPT = re.compile(r"^attempt_(?P<attempt>\d{1,9})$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,7 +24,7 @@ class PathRank:
 def rank_from_path(path: PurePath, *, kubeflow: bool = False) -> PathRank:
     """What a path says about the rank that wrote it. `kubeflow`: pods are master-0, worker-i (rank i+1)."""
     parts = path.parts
-    if len(parts) >= 3 and (m := _ATTEMPT.match(parts[-3])) and parts[-2].isdigit():
+    if len(parts) >= 3 and (m := _ATTEMPT.match(parts[-3])) and parts[-2].isdigit() and len(parts[-2]) <= 9:
         return PathRank(local_rank=int(parts[-2]), attempt=int(m["attempt"]))
     name = path.name
     if m := _RANK_NAME.search(name):
@@ -41,7 +41,7 @@ def rank_from_path(path: PurePath, *, kubeflow: bool = False) -> PathRank:
 # `[rank2]`, Lightning's `[rank: 2]`, and the old c10 `[E ProcessGroupNCCL.cpp:563] [Rank 2]`. Trusted only
 # where the text before it has the shape most of the stream's lines have (so that "timed out waiting for
 # rank 3" in rank 0's message never counts), and never as `[PG ... Rank N]` (read separately, below).
-_CONTENT_RANK = re.compile(r"(?<![\w-])\[?rank(?:: |[ =:_])?(?P<n>\d+)\]?(?=[\s\]:|,])", re.IGNORECASE)
+_CONTENT_RANK = re.compile(r"(?<![\w-])\[?rank(?:: |[ =:_])?(?P<n>\d{1,9})\]?(?=[\s\]:|,])", re.IGNORECASE)
 _HEAD = 80
 _DIGITS = re.compile(r"\d+")
 _WORDS = re.compile(r"[A-Za-z_]+")
@@ -55,7 +55,7 @@ _PG_RANK_MARK = "\x00Rank"
 # `[PG 0 (default_pg) Rank 3]` (~2.4), `[PG 0 Rank 25]` (~2.3). The rank is the one in that process group:
 # the global rank only for the default group (id 0, or described as default_pg).
 _PG_PREFIX = re.compile(
-    r"\[PG (?:ID )?(?P<id>\d+)(?: PG GUID [^\s(\]]+)? ?(?:\((?P<desc>[^)\]]*)\))? Rank (?P<n>\d+)\]"
+    r"\[PG (?:ID )?(?P<id>\d{1,9})(?: PG GUID [^\s(\]]+)? ?(?:\((?P<desc>[^)\]]*)\))? Rank (?P<n>\d{1,9})\]"
 )
 _PG_HEAD = 200
 # The shape that stands for "this stream is PyTorch distributed output": default-PG prefixes in it are read.
