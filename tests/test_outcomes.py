@@ -184,3 +184,16 @@ def test_ctrl_c_is_a_stop_from_outside_and_the_rank_nobody_heard_from_hung(tmp_p
     first = d.verdict.first_death
     assert d.verdict.outcome is Outcome.HANG
     assert first is not None and (first.rank, first.cause) == (2, Cause.HANG)
+
+
+def test_a_traceback_cut_off_before_its_exception_line_is_no_cause(tmp_path: Path) -> None:
+    cut = (
+        "[rank3]: Traceback (most recent call last):\n"
+        '[rank3]:   File "train.py", line 9, in <module>\n'
+        "[rank3]:     run()\n"
+    )
+    d = run(tmp_path, {"console.log": "[rank3]: step 1\n[rank2]: step 1\n" + cut})
+    assert d.verdict.first_death is None or d.verdict.first_death.cause is not Cause.PYTHON_EXCEPTION
+    whole = cut + "[rank3]: ValueError: bad sample\n"
+    first = run(tmp_path / "whole", {"console.log": "[rank3]: step 1\n[rank2]: step 1\n" + whole}).verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (3, Cause.PYTHON_EXCEPTION)

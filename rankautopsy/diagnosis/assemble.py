@@ -217,6 +217,8 @@ def _event(stream: Stream, hit: Hit, rules: Sequence[CompiledRule], absorbed: se
         absorbed.update(assembled.lines)
         absorbed.add(hit.index)
         cause, role, by = _classify(stream, assembled.classify, rules, rule.id, cause, role)
+        if rule.assemble is Assembly.TRACEBACK and "exc_type" not in assembled.facts and by is None:
+            cause, role = Cause.CONTEXT, Role.CONTEXT  # cut off before its `Type: message`: says nothing of why
         if by is not None:  # the classifying line's facts and effects are the event's too
             facts = {**_checked(by.facts), **facts, "classified_by": by.rule.rule.id}
             effects = effects | by.rule.rule.effects

@@ -658,7 +658,8 @@ def _name_hang(tl: Timeline, f: Findings) -> None:
     """No rank left a cause: the rank the others waited for, by elimination, votes, or lagging progress."""
     reporters = set(f.collateral)
     if not reporters:
-        _name_laggard(tl, f)
+        if not _name_by_votes(tl, f):
+            _name_laggard(tl, f)
         return
     alive = _named_waiters(tl) | reporters
     suspects = [r for r in tl.ranks.values() if r.rank not in alive and r.rank not in f.clean]
@@ -742,6 +743,19 @@ def _name_culprit(tl: Timeline, f: Findings, culprit: RankState, cause: Cause, e
         evidence=_evidence(tl, evidence),
     )
     f.culprit_events = evidence
+
+
+def _name_by_votes(tl: Timeline, f: Findings) -> bool:
+    """No rank's line reported waiting, but lines that name whom they wait for agree on one rank
+    (a stall inspector's missing ranks, a store timeout naming the root)."""
+    voted = _votes(tl)
+    if voted is None or voted in f.clean:
+        return False
+    evidence = [i for i, e in enumerate(tl.events) if Effect.NAMES_CULPRIT in e.effects][:2]
+    _name_culprit(tl, f, _state_or_new(tl, voted), Cause.HANG, evidence, "named")
+    f.reasoning.append(f"the waiting lines name rank {voted} as the one they wait for, and nothing contradicts it")
+    f.cap(Confidence.MEDIUM, "the culprit is named by the waiting ranks' messages, not by a line of its own")
+    return True
 
 
 def _name_laggard(tl: Timeline, f: Findings) -> None:

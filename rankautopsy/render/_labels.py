@@ -195,6 +195,7 @@ _METHODS = {
     "sequence": "inferred: behind the others in NCCL's work sequence",
     "missing": "inferred: the rank the others waited for",
     "lagging": "inferred: its progress lags the others'",
+    "named": "inferred: the waiting ranks' messages name it",
     "unattributed": "seen on a line tied to no rank",
 }
 
