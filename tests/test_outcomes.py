@@ -197,3 +197,20 @@ def test_a_traceback_cut_off_before_its_exception_line_is_no_cause(tmp_path: Pat
     whole = cut + "[rank3]: ValueError: bad sample\n"
     first = run(tmp_path / "whole", {"console.log": "[rank3]: step 1\n[rank2]: step 1\n" + whole}).verdict.first_death
     assert first is not None and (first.rank, first.cause) == (3, Cause.PYTHON_EXCEPTION)
+
+
+def test_a_restarted_rank_that_only_waited_in_its_second_life_died_first_in_its_first(tmp_path: Path) -> None:
+    """Attempt 0: rank 0 segfaults. Attempt 1: both ranks fail to reconnect (symptoms only)."""
+    mesh = (
+        "RuntimeError: Gloo connectFullMesh failed with [../third_party/gloo/gloo/transport/tcp/pair.cc:152] "
+        "timed out connecting: SO_ERROR: Connection refused, remote=[127.0.1.1]:21921"
+    )
+    console = (
+        step_lines(0, 3)
+        + step_lines(1, 3)
+        + failed(0, -11, 4200, second=3)
+        + "".join(f"2026-11-29 07:10:30,000 ERROR [rank {r}] {mesh}\n" for r in (0, 1))
+        + failed(0, 1, 4300, second=31)
+    )
+    first = run(tmp_path, {"console.log": console}).verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (0, Cause.SEGFAULT)

@@ -317,6 +317,8 @@ def _bystanders(tl: Timeline) -> tuple[dict[int, str], dict[int, str], set[int]]
     for r in tl.ranks.values():
         first_symptom = next((i for i in r.events if is_symptom(tl.events[i]) or _recorded(tl, i, Role.SYMPTOM)), None)
         first_cause = next((i for i in r.events if tl.events[i].role is Role.CAUSE), None)
+        if first_symptom is not None and _died_before(r, tl.events[first_symptom]):
+            first_symptom = None  # its waiting came in a later life (a restarted attempt)
         if first_symptom is not None and (first_cause is None or _precedes(tl, first_symptom, first_cause)):
             collateral[r.rank] = _symptom_summary(tl.events[first_symptom])
         elif r.torn_down is not None:
@@ -327,6 +329,14 @@ def _bystanders(tl: Timeline) -> tuple[dict[int, str], dict[int, str], set[int]]
             clean.add(r.rank)
     _infer_teardown(tl, collateral, torn_down, clean)
     return collateral, torn_down, clean
+
+
+def _died_before(r: RankState, symptom: Event) -> bool:
+    """The launcher had already seen this rank exit abnormally when it reported the symptom."""
+    if Effect.EXIT in symptom.effects:  # the exit report itself (torchrun's table repeats what it recorded)
+        return False
+    noticed = r.exit.noticed if r.exit is not None and r.exit.code not in (0, None) else None
+    return noticed is not None and symptom.time is not None and noticed.latest < symptom.time.earliest
 
 
 def _infer_teardown(tl: Timeline, collateral: dict[int, str], torn_down: dict[int, str], clean: set[int]) -> None:
@@ -451,7 +461,10 @@ def _death_time(tl: Timeline, r: RankState, own: TimeSpan | None, facts: Mapping
         else:
             end = noticed.latest if noticed is not None and noticed.latest >= start else (tl.end or start)
             span = TimeSpan(start, max(start, end))
-    return _narrow(span, r.died_at)
+    recorded = r.died_at
+    if recorded is not None and noticed is not None and recorded.earliest > noticed.latest:
+        recorded = None  # written after the launcher saw it exit: a later attempt's record
+    return _narrow(span, recorded)
 
 
 def _narrow(span: TimeSpan | None, bound: TimeSpan | None) -> TimeSpan | None:
