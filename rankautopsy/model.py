@@ -192,7 +192,7 @@ class FirstDeath:
     phase: Phase = Phase.TRAINING
     detail: str = ""  # e.g. "ValueError: bad sample 1234"
     evidence: tuple[Evidence, ...] = ()
-    method: str = "own_cause"  # own_cause, exit_status, job_cause, sequence, missing, lagging, named, unattributed
+    method: str = "own_cause"  # own_cause, exit_status, job_cause, sequence, missing, lagging, named, unattributed, tie
 
 
 @dataclass(frozen=True, slots=True)

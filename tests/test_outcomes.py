@@ -27,7 +27,8 @@ def test_ranks_that_all_abort_together_are_undetermined_not_a_guess(tmp_path: Pa
     console += "".join(failed(r, -6, 4200 + r) for r in range(3))
     d = run(tmp_path, {"console.log": console})
     assert d.verdict.outcome is Outcome.UNDETERMINED
-    assert d.verdict.first_death is None
+    first = d.verdict.first_death  # the cause they share is known, the rank is not
+    assert first is not None and (first.rank, first.cause) == (None, Cause.ABORT)
     assert d.verdict.confidence is Confidence.LOW
     assert any("own logs" in step for step in d.verdict.fetch_next)
 
@@ -214,3 +215,20 @@ def test_a_restarted_rank_that_only_waited_in_its_second_life_died_first_in_its_
     )
     first = run(tmp_path, {"console.log": console}).verdict.first_death
     assert first is not None and (first.rank, first.cause) == (0, Cause.SEGFAULT)
+
+
+def test_an_exit_report_tied_to_no_rank_still_says_how_a_process_died(tmp_path: Path) -> None:
+    """Hydra names a pid no line ties to a rank, and its exit status: the cause is known, the rank is not."""
+    block = (
+        "===================================================================================\n"
+        "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n"
+        "=   PID 4827 RUNNING AT node01\n"
+        "=   EXIT CODE: 9\n"
+        "=   CLEANING UP REMAINING PROCESSES\n"
+        "=   YOU CAN IGNORE THE BELOW CLEANUP MESSAGES\n"
+        "===================================================================================\n"
+    )
+    d = run(tmp_path, {"console.log": step_lines(0, 3) + step_lines(1, 3) + block})
+    first = d.verdict.first_death
+    assert d.verdict.outcome is Outcome.UNDETERMINED
+    assert first is not None and (first.rank, first.cause) == (None, Cause.KILLED)

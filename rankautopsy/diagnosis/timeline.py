@@ -59,6 +59,7 @@ class Timeline:
     end: datetime | None = None  # the latest time seen in any input
     ctx: ClockContext | None = None
     sweeps: dict[str, int] = field(default_factory=dict)  # source -> line from which the launcher tears all down
+    loose_exits: list[int] = field(default_factory=list)  # exit reports tied to no rank (a pid we cannot map)
 
 
 def build_timeline(streams: Sequence[Stream], per_stream: Sequence[list[Event]], ctx: ClockContext) -> Timeline:
@@ -320,6 +321,8 @@ def _swept(tl: Timeline, event: Event) -> bool:
 
 def _apply(tl: Timeline, index: int, event: Event, local_to_rank: LocalRanks) -> None:
     if Effect.EXIT in event.effects:
+        if not subjects(event, local_to_rank, tl.pids) and not _swept(tl, event):
+            tl.loose_exits.append(index)
         for rank in subjects(event, local_to_rank, tl.pids):
             _record_exit(_state(tl, rank), index, event, tl.ctx)
             if _swept(tl, event):

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from rankautopsy.diagnosis.timeline import RankState, Timeline, expand_ranks, is_symptom
+from rankautopsy.diagnosis.timeline import RankState, Timeline, exit_code, expand_ranks, is_symptom
 from rankautopsy.model import (
     Cause,
     Confidence,
@@ -101,13 +101,14 @@ def decide(tl: Timeline, skew: timedelta) -> Findings:
         _name_death(tl, f, skew)
     elif not _name_hang_by_sequence(tl, f):
         _name_hang(tl, f)
-    if f.first is not None and f.first.rank is None:
+    undetermined = f.outcome is Outcome.UNDETERMINED  # an exit-only tie: nothing more to settle
+    if f.first is not None and f.first.rank is None and not undetermined:
         _stopped_by_scheduler(tl, f)
-    elif f.first is not None:
+    elif f.first is not None and not undetermined:
         _stopped_with_the_job(tl, f)
-    if f.first is None and f.outcome is not Outcome.UNDETERMINED:
+    if f.first is None and not undetermined:
         _settle_without_culprit(tl, f)
-    elif f.first is not None:
+    elif f.first is not None and not undetermined:
         _cap_for_the_unseen(tl, f)
     _rule_out(tl, f)
     first = f.first.rank if f.first else None
@@ -204,12 +205,18 @@ def _missing_ranks(tl: Timeline) -> list[int]:
 
 
 def _unattributed(tl: Timeline, candidates: Sequence[Candidate]) -> list[Unattributed]:
+    """Causes on lines tied to no rank, and deaths by a signal that an exit report tied to no rank."""
     used = {i for c in candidates for i in c.evidence}
-    return [
+    loose = [
         Unattributed(e.cause, e.where, e.text)
         for i, e in enumerate(tl.events)
         if e.role is Role.CAUSE and e.rank is None and i not in used and e.cause is not Cause.TIME_LIMIT
     ]
+    for i in tl.loose_exits:
+        signal = as_signal(exit_code(tl.events[i].facts))
+        if signal is not None:
+            loose.append(Unattributed(signal_cause(signal), tl.events[i].where, tl.events[i].text))
+    return loose
 
 
 def _cap_for_the_unseen(tl: Timeline, f: Findings) -> None:
@@ -557,6 +564,7 @@ def _undetermined_tie(tl: Timeline, f: Findings, first: Candidate, alike: list[C
     alone cannot say who went first (a watchdog's abort hits every rank in the same second)."""
     ranks = sorted(c.rank for c in [first, *alike] if c.rank is not None)
     f.outcome = Outcome.UNDETERMINED
+    f.first = FirstDeath(rank=None, cause=first.cause, rule=None, detail=first.detail, method="tie")
     f.reasoning[:] = [
         f"rank(s) {ranges(ranks)} all ended with the same exit ({first.detail}) and nothing orders them: "
         "an exit status alone cannot say which died first"

@@ -197,6 +197,7 @@ _METHODS = {
     "lagging": "inferred: its progress lags the others'",
     "named": "inferred: the waiting ranks' messages name it",
     "unattributed": "seen on a line tied to no rank",
+    "tie": "every rank in the tie ended the same way",
 }
 
 
