@@ -57,7 +57,7 @@ DEFINITIONS = """\
   else `first_death`; no first_death is `no_failure`.
 """
 
-CORPORA = ("real", "public")
+CORPORA = ("real", "public", "holdout")
 LAUNCHERS = (
     "torchrun",
     "torchrun-multinode",
