@@ -154,7 +154,7 @@ def _settle_without_culprit(tl: Timeline, f: Findings) -> None:
         )
         f.cap(Confidence.LOW, "the cause was seen, but on no line tied to a rank")
         f.reasoning.append(
-            f"a {_label(u.cause)} was logged at {u.where.source}:{u.where.line}, but no rank is tied to it"
+            f"{_label(u.cause)} ({u.cause.value}) is seen at {u.where.source}:{u.where.line}, but no rank is tied to it"
         )
     elif causes:
         f.cap(Confidence.LOW, "several causes were seen, none tied to a rank")
@@ -233,11 +233,9 @@ def _cap_for_the_unseen(tl: Timeline, f: Findings) -> None:
     ]
     if earlier:
         u = earlier[0]
-        f.cap(
-            Confidence.MEDIUM, f"a {_label(u.cause)} tied to no rank ({u.where.source}:{u.where.line}) may be earlier"
-        )
+        f.cap(Confidence.MEDIUM, f"{_label(u.cause)} tied to no rank ({u.where.source}:{u.where.line}) may be earlier")
         f.notes.append(
-            f"a {_label(u.cause)} at {u.where.source}:{u.where.line} is tied to no rank and may have come first"
+            f"{_label(u.cause)} at {u.where.source}:{u.where.line} is tied to no rank and may have come first"
         )
 
 
@@ -286,7 +284,7 @@ def _unattributed_oom(tl: Timeline, candidates: list[Candidate]) -> None:
         return
     c.cause, c.from_exit_only, c.inferred = cause, False, True
     c.evidence.append(loose[0])
-    c.detail += f"; a {_label(cause)} was logged on a line not tied to a rank"
+    c.detail += f"; {_label(cause)} was logged on a line not tied to a rank"
 
 
 def _stopped_with_the_job(tl: Timeline, f: Findings) -> None:
@@ -496,8 +494,23 @@ def _detail(e: Event) -> str:
     return e.text.strip()
 
 
+_WORDS = {
+    Cause.KILLED: "a kill by an unknown sender",
+    Cause.HOST_OOM: "a host OOM kill",
+    Cause.CUDA_OOM: "a CUDA OOM",
+    Cause.PYTHON_EXCEPTION: "a Python exception",
+    Cause.SILENT_EXIT: "an exit with no message",
+    Cause.HANG: "a hang",
+    Cause.TIME_LIMIT: "the time limit",
+}
+
+
 def _label(cause: Cause) -> str:
-    return cause.value.replace("_", " ")
+    """The cause in words that read in a sentence: `a CUDA OOM`, `a segfault`, `an abort`."""
+    if cause in _WORDS:
+        return _WORDS[cause]
+    words = cause.value.replace("_", " ")
+    return ("an " if words[0] in "aeiou" else "a ") + words
 
 
 def _name_death(tl: Timeline, f: Findings, skew: timedelta) -> None:
