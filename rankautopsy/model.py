@@ -59,6 +59,7 @@ class Effect(StrEnum):
     IDENTITY = "identity"  # ties rank|comm_rank+nranks|local_rank, pid, host, busid together
     NAMES_CULPRIT = "names_culprit"  # a symptom that names whom it waits for: culprit|culprits|culprit_local_rank
     NAMES_WAITER = "names_waiter"  # names ranks that are alive and waiting: ranks (their complement is suspect)
+    PREFIX = "prefix"  # a launcher's tag at the start of each line: rank|local_rank|host; stripped before matching
 
 
 class Outcome(StrEnum):

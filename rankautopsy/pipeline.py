@@ -8,6 +8,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta, tzinfo
+from typing import Any
 
 from rankautopsy.diagnosis.assemble import build_events, classify
 from rankautopsy.diagnosis.report import rank_reports, remediation_for
@@ -16,6 +17,7 @@ from rankautopsy.diagnosis.verdict import decide
 from rankautopsy.model import (
     Cause,
     Diagnosis,
+    Effect,
     Event,
     Input,
     Location,
@@ -28,7 +30,7 @@ from rankautopsy.model import (
 from rankautopsy.rulepacks.loader import load_rules
 from rankautopsy.rulepacks.remediation import load_remediation
 from rankautopsy.scan.engine import Engine, make_engine
-from rankautopsy.scan.matcher import CompiledRule, compile_rules
+from rankautopsy.scan.matcher import CompiledRule, compile_rule, compile_rules
 from rankautopsy.scan.parallel import run_all, worker_count
 from rankautopsy.scan.selection import read_stream
 from rankautopsy.sources.clocks import ClockContext, live_boot_time, live_uptime, local_zone
@@ -57,13 +59,15 @@ def diagnose(options: Options) -> Diagnosis:
     from pathlib import Path
 
     sources, skipped = discover(options.paths, options.dmesg, options.stdin)
-    rules = compile_rules(load_rules([Path(p) for p in options.rules], builtin=options.builtin_rules))
+    loaded = load_rules([Path(p) for p in options.rules], builtin=options.builtin_rules)
+    rules = compile_rules(r for r in loaded if Effect.PREFIX not in r.effects)
+    taught = tuple(compile_rule(r).pattern for r in loaded if Effect.PREFIX in r.effects)
     year = _year_hint(sources)
     notes: list[str] = []
     streams: list[Stream] = []
     per_stream: list[list[Event]] = []
     inputs: list[Input] = []
-    for source, result in zip(sources, _scan_all(sources, rules, options, year), strict=True):
+    for source, result in zip(sources, _scan_all(sources, rules, taught, options, year), strict=True):
         inputs.append(Input(path=source.display, kind=source.kind, rank=source.where.rank, lines=1))
         if result is None:
             per_stream.append(_error_file_events(source, rules))
@@ -121,11 +125,12 @@ class _Job:
 
 
 def _scan_all(
-    sources: Sequence[Source], rules: list[CompiledRule], options: Options, year: int
+    sources: Sequence[Source], rules: list[CompiledRule], taught: tuple[Any, ...], options: Options, year: int
 ) -> list[Scanned | None]:
     """Each stream read and turned into events, in worker processes when the input is big."""
     jobs = [_job(s, options, year) for s in sources if s.kind is not StreamKind.ERROR_JSON]
     engine = make_engine(rules, options.engine)
+    engine.taught = taught
     engine.prepare({job.source.kind for job in jobs})
     local = [job for job in jobs if job.source.path is None]  # piped in: already in this process
     files = [job for job in jobs if job.source.path is not None]

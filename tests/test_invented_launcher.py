@@ -1,8 +1,9 @@
 """A user pack teaches rankautopsy a launcher it has never seen, end to end, with no code change.
 
-`fluxrun` is invented: its console says which task ended and how, which tasks it reaps, and that the
-job failed. Without the pack the console means nothing; with it, the exit line names the rank and its
-pid joins the kernel's segfault line to that rank.
+`fluxrun` is invented: it tags every line of a task with `<task N> `, and its console says which task
+ended and how, which tasks it reaps, and that the job failed. Without the pack the console means
+nothing; with it, the tag attributes each line, the exit line names the rank and its pid joins the
+kernel's segfault line to that rank.
 """
 
 from __future__ import annotations
@@ -46,6 +47,18 @@ rules:
           facts: {rank: "0", pid: "4240"}
       no_match:
         - "fluxrun: task 2 (pid 4242) ended: signal 11"
+  - id: fluxrun.task-tag
+    title: fluxrun's tag on each line of a task
+    cause: context
+    role: context
+    effects: [prefix]
+    pattern: '^<task (?P<rank>[0-9]+)> '
+    examples:
+      match:
+        - line: "<task 3> step 4 loss 2.1"
+          facts: {rank: "3"}
+      no_match:
+        - "fluxrun: task 2 (pid 4242) ended: signal 11"
   - id: fluxrun.job-failed
     title: fluxrun ends the job
     cause: context
@@ -71,11 +84,13 @@ DMESG = "[Sun Nov 29 07:00:07 2026] python[4242]: segfault at 0 ip 00007f0000001
 
 
 def _logs(tmp_path: Path, *, dmesg: bool) -> list[str]:
-    (tmp_path / "logs").mkdir()
-    for rank in range(4):
-        (tmp_path / "logs" / f"rank_{rank}.log").write_text(step_lines(rank, 8 if rank == 2 else 10))
-    (tmp_path / "fluxrun.out").write_text(CONSOLE)
-    paths = [str(tmp_path / "logs"), str(tmp_path / "fluxrun.out")]
+    """One console: fluxrun's own lines and every task's lines behind its tag (no file names a rank)."""
+    tasks = "".join(
+        f"<task {r}> {line}" for r in range(4) for line in step_lines(r, 8 if r == 2 else 10).splitlines(True)
+    )
+    tasks += "<task 1> RuntimeError: [../gloo/transport/tcp/pair.cc:534] Connection closed by peer [::1]:5\n"
+    (tmp_path / "fluxrun.out").write_text(tasks.replace(" INFO [rank ", " INFO [r ") + CONSOLE)
+    paths = [str(tmp_path / "fluxrun.out")]
     if dmesg:
         (tmp_path / "dmesg.txt").write_text(DMESG)
         paths.append(str(tmp_path / "dmesg.txt"))
@@ -90,8 +105,8 @@ def _pack(tmp_path: Path) -> str:
 
 def test_without_the_pack_the_console_means_nothing(tmp_path: Path) -> None:
     d = diagnose(Options(paths=_logs(tmp_path, dmesg=False)))
-    assert d.verdict.outcome is Outcome.NO_FAILURE
-    assert d.verdict.first_death is None
+    assert d.verdict.first_death is None or d.verdict.first_death.rank is None
+    assert d.ranks == ()  # no line is tied to a rank
 
 
 def test_the_pack_teaches_the_exit_and_the_teardown(tmp_path: Path) -> None:
@@ -100,7 +115,8 @@ def test_the_pack_teaches_the_exit_and_the_teardown(tmp_path: Path) -> None:
     assert d.verdict.outcome is Outcome.FIRST_DEATH
     assert first is not None and (first.rank, first.cause) == (2, Cause.SEGFAULT)
     assert d.verdict.confidence is Confidence.MEDIUM  # an exit status alone never makes it high
-    assert fates(d) == {0: Fate.TORN_DOWN, 1: Fate.TORN_DOWN, 2: Fate.FIRST_DEATH, 3: Fate.TORN_DOWN}
+    assert fates(d) == {0: Fate.TORN_DOWN, 1: Fate.COLLATERAL, 2: Fate.FIRST_DEATH, 3: Fate.TORN_DOWN}
+    assert {r.rank: r.last_step for r in d.ranks} == {0: 9, 1: 9, 2: 7, 3: 9}  # the tag attributed the steps
 
 
 def test_the_exit_lines_pid_joins_the_kernel_line_to_the_rank(tmp_path: Path) -> None:

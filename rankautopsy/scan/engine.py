@@ -61,6 +61,7 @@ class Engine:
 
     def __init__(self, rules: Sequence[CompiledRule]) -> None:
         self.rules = list(rules)
+        self.taught: tuple[Any, ...] = ()  # the patterns of `prefix` rules, stripped from every line
 
     def find(self, data: Data, kind: StreamKind, budget: Budget, *, sampled: bool = False) -> list[Match]:
         """Every match of the kind's rules (the sampled progress rules, or all others) in `data`."""

@@ -147,7 +147,7 @@ class _Selection:
     logical: int = 0  # logical lines read
 
     def __post_init__(self) -> None:
-        self.parser = LineParser(self.source, self.ctx, self.sample)
+        self.parser = LineParser(self.source, self.ctx, self.sample, self.engine.taught)
         self.prefixes = ChannelCache(self.parser)
         self.kind = self.source.kind
         self.rules = {r.index: r for r in self.engine.rules}

@@ -11,8 +11,9 @@ import itertools
 import re
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import Any
 
 from rankautopsy.model import StreamKind, TimeSpan
 from rankautopsy.sources.clocks import ClockContext, find_time, parse_kernel_line, wall_from_monotonic
@@ -76,12 +77,12 @@ class Line:
 class LineParser:
     """Parses the physical lines of one source exactly as if the whole stream were read."""
 
-    def __init__(self, source: Source, ctx: ClockContext, sample: list[str]) -> None:
+    def __init__(self, source: Source, ctx: ClockContext, sample: list[str], taught: tuple[Any, ...] = ()) -> None:
         self.kernel = source.kind is StreamKind.KERNEL
         self._where = source.where
         self._ctx = ctx
         self._sample = sample
-        self._profile = sniff_profile(sample) if not self.kernel else Profile()
+        self._profile = replace(sniff_profile(sample), taught=taught) if not self.kernel else Profile()
         self._shapes: frozenset[str] | None = None
 
     @property
@@ -239,10 +240,10 @@ def _earliest(stream: Stream, i: int) -> datetime:
     return time.earliest
 
 
-def parse_text(source: Source, text: str, ctx: ClockContext) -> Stream:
+def parse_text(source: Source, text: str, ctx: ClockContext, taught: tuple[Any, ...] = ()) -> Stream:
     """Every line of a text (small inputs and tests: no selection)."""
     raw = list(split_lines(text))
-    parser = LineParser(source, ctx, [line for _, line in raw[:SNIFF_LINES]])
+    parser = LineParser(source, ctx, [line for _, line in raw[:SNIFF_LINES]], taught)
     if parser.kernel:
         lines = [parsed for number, line in raw for parsed in parser.parse(number, line)]
     else:

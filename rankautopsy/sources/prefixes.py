@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 # Kubernetes CRI file line: `2016-10-06T00:17:09.669794202Z stdout F msg`, and kubectl --timestamps.
 _CRI = re.compile(r"(?P<stamp>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z) (?:(?:stdout|stderr) [PF] )?")
@@ -60,6 +61,7 @@ class Profile:
     srun: bool = False
     pdsh: bool = False
     numbered: bool = False
+    taught: tuple[Any, ...] = ()  # compiled patterns of rules with the `prefix` effect (a user's launcher)
 
 
 PLAIN = Profile()
@@ -68,6 +70,16 @@ PLAIN = Profile()
 def strip_prefixes(line: str, *, srun_labels: bool = False, profile: Profile = PLAIN) -> tuple[str, Prefix]:
     """The message without launcher prefixes, and what they said."""
     srun_labels = srun_labels or profile.srun
+    taught = _taught(line, profile.taught) if profile.taught else None
+    if taught is not None:
+        inner, prefix = strip_prefixes(line[taught[0] :], srun_labels=srun_labels, profile=replace(profile, taught=()))
+        rank, local_rank, host = taught[1:]
+        return inner, replace(
+            prefix,
+            rank=prefix.rank if rank is None else rank,
+            local_rank=prefix.local_rank if local_rank is None else local_rank,
+            host=prefix.host or host,
+        )
     if not line or (line[0] not in "[0123456789P " and not profile.pdsh and ": [" not in line[:80]):
         return line, NO_PREFIX
     rank = local_rank = task = pid = None
@@ -99,6 +111,25 @@ def strip_prefixes(line: str, *, srun_labels: bool = False, profile: Profile = P
     if pos == 0:
         return line, NO_PREFIX
     return line[pos:], Prefix(rank, local_rank, task, host, pid, stamp)
+
+
+def _taught(line: str, patterns: tuple[Any, ...]) -> tuple[int, int | None, int | None, str | None] | None:
+    """The first taught prefix at the start of the line: where it ends, and the rank, local rank and host
+    it names (a pattern that runs out of time on a line is passed over there)."""
+    for pattern in patterns:
+        try:
+            m = pattern.match(line, timeout=0.05)
+        except TimeoutError:
+            continue
+        if m is None or m.end() == 0:
+            continue
+        facts = m.groupdict()
+        return m.end(), _small(facts.get("rank")), _small(facts.get("local_rank")), facts.get("host")
+    return None
+
+
+def _small(text: str | None) -> int | None:
+    return int(text) if text is not None and text.isdigit() and len(text) <= 9 else None
 
 
 def _tagged(line: str, pos: int) -> bool:
