@@ -90,6 +90,20 @@ def test_terminal_golden(name: str) -> None:
     check_golden(f"{name}.txt", terminal_text(SCENARIOS[name]()))
 
 
+@pytest.mark.parametrize("name", ["python_exception", "host_oom"])
+def test_terminal_golden_at_80_columns(name: str) -> None:
+    """What a CI log shows: the evidence keeps whole words per line, and the report ends with its verdict."""
+    out = io.StringIO()
+    render_terminal(SCENARIOS[name](), make_console(out, 80, color=False))
+    text = out.getvalue()
+    check_golden(f"{name}.80.txt", text)
+    assert text.rstrip("\n").splitlines()[-1].startswith("rank ")
+    panel = [line.strip("│ ") for line in text[: text.index("╰")].splitlines()]
+    single = [len(line.split()) == 1 and len(line) < 20 for line in panel]  # a folded long token is no wrap
+    runs = [i for i in range(len(single) - 2) if all(single[i : i + 3])]
+    assert runs == [], panel  # no word-per-line wrapping (three one-word lines in a row) inside the verdict
+
+
 def test_terminal_golden_colour() -> None:
     out = io.StringIO()
     console = Console(

@@ -14,6 +14,7 @@ from typing import IO, TypeVar
 
 from rich import box
 from rich.console import Console, Group, NewLine, RenderableType
+from rich.padding import Padding
 from rich.panel import Panel
 from rich.rule import Rule
 from rich.table import Table
@@ -41,6 +42,7 @@ from rankautopsy.render._labels import (
     all_times,
     clip,
     clock,
+    evidence_blocks,
     group_ranks,
     headline,
     is_clean,
@@ -53,7 +55,6 @@ from rankautopsy.render._labels import (
     summary_line,
     utc,
     when_text,
-    where,
 )
 
 EVIDENCE_CHARS = 240
@@ -190,12 +191,15 @@ def _headline(fd: FirstDeath) -> Text:
 def _evidence(evidence: Sequence[Evidence]) -> RenderableType:
     if not evidence:
         return Text("none kept", style="dim")
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(style="dim", no_wrap=True)
-    grid.add_column(overflow="fold")
-    for ev in evidence:
-        grid.add_row(_t(where(ev)), _t(clip(ev.text, EVIDENCE_CHARS)))
-    return grid
+    # `path:line` on its own line and the text under it: a long path never squeezes the text into a
+    # column one word wide (a CI log is 80 columns)
+    lines: list[RenderableType] = []
+    for block in evidence_blocks(evidence):
+        first, last = block[0].where.line, block[-1].where.line
+        span = f"{block[0].where.source}:{first}" + (f"-{last}" if last != first else "")
+        lines.append(_t(span, "dim"))
+        lines.extend(Padding(_t(clip(ev.text, EVIDENCE_CHARS)), (0, 0, 0, 2)) for ev in block)
+    return Group(*lines)
 
 
 # ---- times -----------------------------------------------------------------------------------
