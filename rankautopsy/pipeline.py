@@ -27,6 +27,7 @@ from rankautopsy.model import (
     TimeSpan,
     Verdict,
 )
+from rankautopsy.numbers import read_int
 from rankautopsy.rulepacks.loader import load_rules
 from rankautopsy.rulepacks.remediation import load_remediation
 from rankautopsy.scan.engine import Engine, make_engine
@@ -254,10 +255,8 @@ def _recorded_error(raw: str) -> tuple[str, int | None]:
 
 def _epoch(value: object) -> int | None:
     text = str(value).strip() if isinstance(value, int | str) and not isinstance(value, bool) else ""
-    if not text.isdigit() or len(text) > 12:
-        return None
-    number = int(text)
-    return number if _EPOCH_RANGE[0] <= number <= _EPOCH_RANGE[1] else None
+    number = read_int(text, max_len=12, signed=False)
+    return number if number is not None and _EPOCH_RANGE[0] <= number <= _EPOCH_RANGE[1] else None
 
 
 __all__ = ["DEFAULT_SKEW", "Options", "diagnose"]

@@ -80,3 +80,23 @@ def test_any_json_in_an_error_file_is_tolerated(tmp_path_factory: pytest.TempPat
     tmp = tmp_path_factory.mktemp("ej")
     d = diagnose(Options(paths=[str(_error_json(tmp, json.dumps({"message": value})))]))
     assert d.verdict.outcome in set(Outcome)
+
+
+@pytest.mark.parametrize(
+    ("text", "max_len", "signed", "want"),
+    [
+        ("42", 9, False, 42),
+        ("-9", 11, True, -9),
+        ("-9", 11, False, None),
+        ("--5", 11, True, None),  # lstrip("-") once let this reach int() and raise
+        ("1234567890", 9, False, None),
+        (HUGE, 15, True, None),
+        ("²", 9, False, None),
+        ("", 9, True, None),
+        (None, 9, True, None),
+    ],
+)
+def test_one_bounded_integer_parser(text: str | None, max_len: int, signed: bool, want: int | None) -> None:
+    from rankautopsy.numbers import read_int
+
+    assert read_int(text, max_len=max_len, signed=signed) == want

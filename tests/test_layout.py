@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "rankautopsy"
-SHARED = {"rankautopsy", "rankautopsy.model", "rankautopsy.errors", "rankautopsy.signals"}
+SHARED = {"rankautopsy", "rankautopsy.model", "rankautopsy.errors", "rankautopsy.signals", "rankautopsy.numbers"}
 # stage -> the other stages it may import (besides the shared model, errors and signals)
 ALLOWED = {
     "sources": set(),

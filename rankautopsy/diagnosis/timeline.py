@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from rankautopsy.model import Cause, Effect, Event, Role, StreamKind, TimeSpan
+from rankautopsy.numbers import read_int
 from rankautopsy.signals import as_signal, signal_number
 from rankautopsy.sources.clocks import ClockContext, parse_torchrun_time
 from rankautopsy.sources.lines import Stream
@@ -60,6 +61,7 @@ class Timeline:
     ctx: ClockContext | None = None
     sweeps: dict[str, int] = field(default_factory=dict)  # source -> line from which the launcher tears all down
     loose_exits: list[int] = field(default_factory=list)  # exit reports tied to no rank (a pid we cannot map)
+    world: int | None = None  # the job's size, where a fact states it
 
 
 def build_timeline(streams: Sequence[Stream], per_stream: Sequence[list[Event]], ctx: ClockContext) -> Timeline:
@@ -77,6 +79,7 @@ def build_timeline(streams: Sequence[Stream], per_stream: Sequence[list[Event]],
     for stream in streams:
         _last_seen(stream, tl, local_to_rank)
     tl.sweeps = _sweeps(tl.events)
+    tl.world = world_size(tl.events)
     for index, event in enumerate(tl.events):
         _apply(tl, index, event, local_to_rank)
     tl.end = max((s.latest for s in (e.time for e in tl.events) if s is not None), default=None)
@@ -211,7 +214,7 @@ def _hex(text: str) -> int | None:
 
 
 def _int(text: str | None) -> int | None:
-    return int(text) if text is not None and text.lstrip("-").isdigit() and len(text) < 12 else None
+    return read_int(text, max_len=11)
 
 
 _RANGE = re.compile(r"(\d{1,7})(?:-(\d{1,7}))?")
@@ -301,6 +304,13 @@ def _state(tl: Timeline, rank: int) -> RankState:
 
 _SUBJECT_FACTS = ("rank", "ranks", "local_rank", "pid")
 _KILL_SIGNALS = frozenset({9, 15})
+
+
+def world_size(events: Iterable[Event]) -> int | None:
+    """The job's size, from the facts that state it (world_size, a whole-job communicator's nranks)."""
+    sizes = [n for e in events for k in ("world_size", "nranks") if (n := _int(e.facts.get(k))) is not None]
+    sizes = [n for n in sizes if 0 < n <= 1_000_000]
+    return max(sizes) if sizes else None
 
 
 def _sweeps(events: Sequence[Event]) -> dict[str, int]:

@@ -93,7 +93,7 @@ def decide(tl: Timeline, skew: timedelta) -> Findings:
         if c.rank is not None:
             torn_down.pop(c.rank, None)
     candidates += _job_candidates(tl)
-    _unattributed_oom(tl, candidates)
+    _join_loose_cause(tl, candidates)
     candidates.sort(key=lambda c: _time_key(tl, c))
     f = Findings(None, Confidence.HIGH, candidates, collateral, torn_down, clean, [], [], list(tl.notes), [])
     f.unattributed = _unattributed(tl, candidates)
@@ -190,15 +190,8 @@ def _what_to_fetch(tl: Timeline, f: Findings) -> None:
         )
 
 
-def world_size(tl: Timeline) -> int | None:
-    """The job's size, from the facts that state it (world_size, a whole-job communicator's nranks)."""
-    sizes = [int(v) for e in tl.events for k in ("world_size", "nranks") if (v := e.facts.get(k, "")).isdigit()]
-    sizes = [n for n in sizes if 0 < n <= 1_000_000]
-    return max(sizes) if sizes else None
-
-
 def _missing_ranks(tl: Timeline) -> list[int]:
-    world = world_size(tl)
+    world = tl.world
     if world is None or world > 100_000:
         return []
     return [r for r in range(world) if r not in tl.ranks]
@@ -268,7 +261,7 @@ _EXITS_OF: dict[Cause, frozenset[int]] = {
 }
 
 
-def _unattributed_oom(tl: Timeline, candidates: list[Candidate]) -> None:
+def _join_loose_cause(tl: Timeline, candidates: list[Candidate]) -> None:
     """One rank died with only an exit status, and one kind of cause was logged on a line tied to no
     rank (a scheduler's oom_kill event, a pid we cannot map, a console line with no prefix) that
     leaves that exit: that cause is the likely one, inferred."""
@@ -546,7 +539,7 @@ def _name_death(tl: Timeline, f: Findings, skew: timedelta) -> None:
             f.cap(Confidence.LOW, "several ranks died and this one left only an exit status")
     if first.inferred:
         f.cap(Confidence.MEDIUM, "the cause is inferred from a line not tied to this rank")
-    if len(tl.ranks) == 1 and (world_size(tl) or 2) > 1:
+    if len(tl.ranks) == 1 and (tl.world or 2) > 1:
         f.cap(Confidence.MEDIUM, "only this rank's lines were seen: another rank may have died first unseen")
     channel = e.rank_from if not first.from_exit_only else "launcher"
     if first.rank is not None and channel not in _RELIABLE:

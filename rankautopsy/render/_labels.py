@@ -64,7 +64,6 @@ PHASE_LABELS: dict[Phase, str] = {
 }
 
 MAX_RANGES = 8
-FAILED_FATES = frozenset({Fate.FIRST_DEATH, Fate.DIED, Fate.COLLATERAL, Fate.TORN_DOWN})
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 _NOT_XML_CHAR = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from rankautopsy.numbers import read_int
+
 # Kubernetes CRI file line: `2016-10-06T00:17:09.669794202Z stdout F msg`, and kubectl --timestamps.
 _CRI = re.compile(r"(?P<stamp>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z) (?:(?:stdout|stderr) [PF] )?")
 # mpirun --tag-output: `[1,3]<stderr>:` (OMPI <= 4) or `[1,3]<stderr>: ` (OMPI 5), optional host:pid.
@@ -71,15 +73,20 @@ def strip_prefixes(line: str, *, srun_labels: bool = False, profile: Profile = P
     """The message without launcher prefixes, and what they said."""
     srun_labels = srun_labels or profile.srun
     taught = _taught(line, profile.taught) if profile.taught else None
-    if taught is not None:
-        inner, prefix = strip_prefixes(line[taught[0] :], srun_labels=srun_labels, profile=replace(profile, taught=()))
-        rank, local_rank, host = taught[1:]
-        return inner, replace(
-            prefix,
-            rank=prefix.rank if rank is None else rank,
-            local_rank=prefix.local_rank if local_rank is None else local_rank,
-            host=prefix.host or host,
-        )
+    if taught is None:
+        return _strip_builtin(line, srun_labels, profile)
+    inner, prefix = _strip_builtin(line[taught[0] :], srun_labels, profile)
+    rank, local_rank, host = taught[1:]
+    return inner, replace(
+        prefix,
+        rank=prefix.rank if rank is None else rank,
+        local_rank=prefix.local_rank if local_rank is None else local_rank,
+        host=prefix.host or host,
+    )
+
+
+def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str, Prefix]:
+    """The built-in layers (kubernetes, collectors, pdsh, srun, mpirun, torchrun, PyTorch), outside in."""
     if not line or (line[0] not in "[0123456789P " and not profile.pdsh and ": [" not in line[:80]):
         return line, NO_PREFIX
     rank = local_rank = task = pid = None
@@ -129,7 +136,7 @@ def _taught(line: str, patterns: tuple[Any, ...]) -> tuple[int, int | None, int 
 
 
 def _small(text: str | None) -> int | None:
-    return int(text) if text is not None and text.isdigit() and len(text) <= 9 else None
+    return read_int(text, max_len=9, signed=False)
 
 
 def _tagged(line: str, pos: int) -> bool:
