@@ -191,14 +191,17 @@ def _headline(fd: FirstDeath) -> Text:
 def _evidence(evidence: Sequence[Evidence]) -> RenderableType:
     if not evidence:
         return Text("none kept", style="dim")
-    # `path:line` on its own line and the text under it: a long path never squeezes the text into a
-    # column one word wide (a CI log is 80 columns)
+    # the path on its own line, each evidence line's number and text under it: a long path never squeezes
+    # the text into a column one word wide (a CI log is 80 columns)
     lines: list[RenderableType] = []
     for block in evidence_blocks(evidence):
-        first, last = block[0].where.line, block[-1].where.line
-        span = f"{block[0].where.source}:{first}" + (f"-{last}" if last != first else "")
-        lines.append(_t(span, "dim"))
-        lines.extend(Padding(_t(clip(ev.text, EVIDENCE_CHARS)), (0, 0, 0, 2)) for ev in block)
+        lines.append(_t(block[0].where.source, "dim"))
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(style="dim", no_wrap=True, justify="right")
+        grid.add_column(overflow="fold")
+        for ev in block:
+            grid.add_row(Text(str(ev.where.line)), _t(clip(ev.text, EVIDENCE_CHARS)))
+        lines.append(Padding(grid, (0, 0, 0, 2)))
     return Group(*lines)
 
 
