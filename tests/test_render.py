@@ -279,7 +279,8 @@ def test_log_text_renders_literally(markup_console: bool) -> None:
     assert "[bold red]x[/]" in text
     assert "[link=http://e]click[/link]" in text
     assert ":smile:" in text
-    assert "logs/[bold]rank_2[/].log:7" in text
+    assert "logs/[bold]rank_2[/].log" in text  # the evidence path, literally, on its own line
+    assert re.search(r"│ +7 \[bold red\]x\[/\]", text)  # its line number beside the literal text
     assert "`code`" in text and "```" in text
     assert "\x1b" not in text and "\x00" not in text and "\x07" not in text and "\x9b" not in text
 
