@@ -1,6 +1,12 @@
-"""Typed errors: the core raises them, the CLI turns each into one line on stderr and exit 2."""
+"""Typed errors: the core raises them, the CLI turns each into one line on stderr and exit 2.
+
+Every message is shown through the log-text sanitiser (`sources.sanitize.clean_name`): a file name, a
+rule field or a value quoted from the input is untrusted and must not reach a terminal as escape
+sequences, invisible characters or an extra line."""
 
 from __future__ import annotations
+
+from rankautopsy.sources.sanitize import clean_name
 
 
 class RankautopsyError(Exception):
@@ -30,7 +36,7 @@ class RankautopsyError(Exception):
         if self.rule_id is not None:
             where += f"{self.rule_id}: "
         text = f"{where}{self.message}"
-        return f"{text} ({self.hint})" if self.hint else text
+        return clean_name(f"{text} ({self.hint})" if self.hint else text)
 
 
 class InputError(RankautopsyError):
@@ -49,4 +55,4 @@ class RulePackError(RankautopsyError):
         self.problems = problems
 
     def __str__(self) -> str:
-        return "\n".join(self.problems)
+        return "\n".join(clean_name(problem) for problem in self.problems)

@@ -100,3 +100,28 @@ def test_one_bounded_integer_parser(text: str | None, max_len: int, signed: bool
     from rankautopsy.numbers import read_int
 
     assert read_int(text, max_len=max_len, signed=signed) == want
+
+
+# ---- nothing untrusted reaches a terminal or a report unescaped ----
+
+SPOOF = "ok\u202egnp.exe\u2066x\u2069 zero\u200bwidth\u2060joiner\ufeff line\u2028para\u2029end"
+
+
+def test_invisible_characters_become_visible_escapes() -> None:
+    from rankautopsy.sources.sanitize import clean
+
+    shown = clean(SPOOF)
+    for char in "\u202e\u2066\u2069\u200b\u2060\ufeff\u2028\u2029":
+        assert char not in shown
+        assert f"<U+{ord(char):04X}>" in shown
+    assert clean(shown) == shown  # idempotent: a renderer may clean text the sources cleaned
+    assert clean("\ufeffstep 1") == "step 1"  # a byte-order mark that starts a text is a signature
+
+
+def test_an_error_message_never_carries_a_file_name_raw() -> None:
+    from rankautopsy.errors import InputError, RulePackError
+
+    name = "logs/\x1b]0;pwned\x07\x1b[2Jrank\n0\u202e.log"
+    for text in (str(InputError("no such file or directory", path=name)), str(RulePackError([f"{name}: bad"]))):
+        assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
+        assert "\n" not in text and "rank\\n0<U+202E>.log" in text
