@@ -1,4 +1,5 @@
-"""diagnose(): the only module that knows the order of the stages."""
+"""diagnose(): the only module that knows the order of the stages. `collect` is the map step (sources and
+scan, on the node where the logs are), `conclude` the reduce step (timeline, verdict, report)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from rankautopsy.diagnosis.assemble import build_events, classify
 from rankautopsy.diagnosis.report import rank_reports, remediation_for
 from rankautopsy.diagnosis.timeline import build_timeline
 from rankautopsy.diagnosis.verdict import decide
+from rankautopsy.events import Collected, Part
 from rankautopsy.model import (
     Cause,
     Diagnosis,
@@ -57,30 +59,62 @@ class Options:
 
 
 def diagnose(options: Options) -> Diagnosis:
+    """The map step and the reduce step in one process: `conclude(collect(options), options)`."""
+    rules = _load(options)
+    return _conclude(_collect(options, rules), options, rules[0])
+
+
+def collect(options: Options) -> Collected:
+    """The map step: every input found, read and scanned into its events and last signs of life."""
+    return _collect(options, _load(options))
+
+
+def conclude(collected: Collected, options: Options) -> Diagnosis:
+    """The reduce step: the timeline, the verdict and the report over what one or more nodes collected."""
+    return _conclude(collected, options, _load(options)[0])
+
+
+_Rules = tuple[list[CompiledRule], tuple[Any, ...]]
+
+
+def _load(options: Options) -> _Rules:
     from pathlib import Path
 
-    sources, skipped = discover(options.paths, options.dmesg, options.stdin)
     loaded = load_rules([Path(p) for p in options.rules], builtin=options.builtin_rules)
     rules = compile_rules(r for r in loaded if Effect.PREFIX not in r.effects)
     taught = tuple(compile_rule(r).pattern for r in loaded if Effect.PREFIX in r.effects)
+    return rules, taught
+
+
+def _collect(options: Options, loaded: _Rules) -> Collected:
+    rules, taught = loaded
+    sources, skipped = discover(options.paths, options.dmesg, options.stdin)
     year = _year_hint(sources)
-    notes: list[str] = []
-    streams: list[Stream] = []
-    per_stream: list[list[Event]] = []
-    inputs: list[Input] = []
+    parts: list[Part] = []
     for source, result in zip(sources, _scan_all(sources, rules, taught, options, year), strict=True):
-        inputs.append(Input(path=source.display, kind=source.kind, rank=source.where.rank, lines=1))
+        found = Input(path=source.display, kind=source.kind, rank=source.where.rank, lines=1)
         if result is None:
-            per_stream.append(_error_file_events(source, rules))
+            parts.append(Part(input=found, events=_error_file_events(source, rules)))
             continue
-        inputs[-1] = replace(inputs[-1], lines=result.stream.lines_read)
-        streams.append(result.stream)
-        per_stream.append(result.events)
-        notes.extend(result.notes)
-        if result.problem and not source.problem:  # else discovery named it already
-            skipped.append(SkippedInput(source.display, result.problem))
-    tl = build_timeline(streams, per_stream, ClockContext(tz=options.tz, year=year))
-    tl.notes.extend(notes)
+        parts.append(
+            Part(
+                input=replace(found, lines=result.stream.lines_read),
+                events=result.events,
+                stream=result.stream,
+                notes=result.notes,
+                problem=result.problem if not source.problem else None,  # else discovery named it already
+            )
+        )
+    hint = next((s.year for s in sources if s.year is not None), None)
+    return Collected(parts=parts, skipped=skipped, year=hint)
+
+
+def _conclude(collected: Collected, options: Options, rules: list[CompiledRule]) -> Diagnosis:
+    parts = collected.parts
+    year = collected.year if collected.year is not None else datetime.now(UTC).year
+    streams = [p.stream for p in parts if p.stream is not None]
+    tl = build_timeline(streams, [p.events for p in parts], ClockContext(tz=options.tz, year=year))
+    tl.notes.extend(note for p in parts for note in p.notes)
     findings = decide(tl, options.skew)
     verdict = Verdict(
         outcome=findings.outcome,
@@ -95,12 +129,13 @@ def diagnose(options: Options) -> Diagnosis:
         not_first=tuple(findings.not_first),
         fetch_next=tuple(dict.fromkeys(findings.fetch_next)),
     )
+    problems = [SkippedInput(p.input.path, p.problem) for p in parts if p.problem]
     return Diagnosis(
         verdict=verdict,
         ranks=rank_reports(tl, findings),
         events=tuple(tl.events),
-        inputs=tuple(inputs),
-        skipped=tuple(skipped),
+        inputs=tuple(p.input for p in parts),
+        skipped=(*collected.skipped, *problems),
     )
 
 
@@ -259,4 +294,4 @@ def _epoch(value: object) -> int | None:
     return number if number is not None and _EPOCH_RANGE[0] <= number <= _EPOCH_RANGE[1] else None
 
 
-__all__ = ["DEFAULT_SKEW", "Options", "diagnose"]
+__all__ = ["DEFAULT_SKEW", "Collected", "Options", "collect", "conclude", "diagnose"]

@@ -8,16 +8,24 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "rankautopsy"
-SHARED = {"rankautopsy", "rankautopsy.model", "rankautopsy.errors", "rankautopsy.signals", "rankautopsy.numbers"}
+SHARED = {
+    "rankautopsy",
+    "rankautopsy.model",
+    "rankautopsy.errors",
+    "rankautopsy.signals",
+    "rankautopsy.numbers",
+    "rankautopsy.cache",
+}
 # stage -> the other stages it may import (besides the shared model, errors and signals)
 ALLOWED = {
     "sources": set(),
     "rulepacks": {"sources"},
     "scan": {"sources"},
     "diagnosis": {"sources", "scan", "rulepacks"},
-    "pipeline": {"sources", "scan", "rulepacks", "diagnosis"},
+    "events": {"sources"},
+    "pipeline": {"sources", "scan", "rulepacks", "diagnosis", "events"},
     "render": {"sources"},
-    "cli": {"sources", "scan", "rulepacks", "diagnosis", "pipeline", "render"},
+    "cli": {"sources", "scan", "rulepacks", "diagnosis", "events", "pipeline", "render"},
 }
 
 
@@ -47,6 +55,6 @@ def test_a_stage_imports_only_earlier_stages(module: Path) -> None:
 
 
 def test_every_stage_package_says_what_it_owns_and_may_import() -> None:
-    for stage in ("sources", "scan", "rulepacks", "diagnosis", "render", "cli"):
+    for stage in ("sources", "scan", "rulepacks", "diagnosis", "events", "render", "cli"):
         doc = ast.get_docstring(ast.parse((PACKAGE / stage / "__init__.py").read_text(encoding="utf-8")))
         assert doc and "import" in doc, stage
