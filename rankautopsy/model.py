@@ -233,6 +233,7 @@ class Diagnosis:
     events: tuple[Event, ...]
     inputs: tuple[Input, ...]
     skipped: tuple[SkippedInput, ...] = ()
+    rule_titles: Mapping[str, str] = field(default_factory=dict)  # rule id -> title, for the reports' words
 
 
 class Assembly(StrEnum):

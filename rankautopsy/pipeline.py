@@ -136,6 +136,7 @@ def _conclude(collected: Collected, options: Options, rules: list[CompiledRule])
         events=tuple(tl.events),
         inputs=tuple(p.input for p in parts),
         skipped=(*collected.skipped, *problems),
+        rule_titles={c.rule.id: c.rule.title for c in rules},
     )
 
 
