@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
@@ -56,6 +56,8 @@ class Options:
     stdin: bytes | None = None
     jobs: int | None = None  # worker processes (None: $RANKAUTOPSY_JOBS, else the cores for big inputs)
     engine: str | None = None  # "hyperscan" or "regex" (None: $RANKAUTOPSY_ENGINE, else the fastest)
+    planned: Callable[[Sequence[int]], None] | None = None  # told the byte sizes of the sources to read
+    progress: Callable[[int], None] | None = None  # told the bytes of each source as it is read
 
 
 def diagnose(options: Options) -> Diagnosis:
@@ -173,10 +175,21 @@ def _scan_all(
     files = [job for job in jobs if job.source.path is not None]
     workers = worker_count([job.source.size for job in files], options.jobs)
     work = functools.partial(_scan_job, rules=rules, engine=engine)
-    done = dict(zip(map(id, files), run_all(files, work, workers, lambda job: job.source.size), strict=True))
-    done.update((id(job), work(job)) for job in local)
+    if options.planned is not None:
+        options.planned([job.source.size for job in jobs])
+    told = None if options.progress is None else functools.partial(_told, options.progress)
+    done = dict(zip(map(id, files), run_all(files, work, workers, _size, told), strict=True))
+    done.update((id(job), run_all([job], work, 1, _size, told)[0]) for job in local)
     by_source = {id(job.source): done[id(job)] for job in jobs}
     return [by_source.get(id(s)) for s in sources]
+
+
+def _size(job: _Job) -> int:
+    return job.source.size
+
+
+def _told(progress: Callable[[int], None], job: _Job) -> None:
+    progress(job.source.size)
 
 
 def _job(source: Source, options: Options, year: int) -> _Job:

@@ -21,6 +21,7 @@ import typer
 from rich.console import Console
 from rich.status import Status
 
+from rankautopsy.cli.explain import explain_command
 from rankautopsy.cli.rules import rules_app
 from rankautopsy.errors import RankautopsyError, UsageError
 from rankautopsy.model import Diagnosis, Outcome
@@ -56,6 +57,7 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(rules_app, name="rules")
+app.command("explain")(explain_command)
 _state = {"debug": False}
 
 
@@ -92,6 +94,12 @@ def diagnose_command(
     ] = False,
     color: Annotated[bool | None, typer.Option("--color/--no-color", help="Force colour on or off.")] = None,
     width: Annotated[int | None, typer.Option(help="Terminal width for the report.")] = None,
+    checklist: Annotated[
+        bool, typer.Option("--checklist", help="The full remediation checklist (timeouts, detection) too.")
+    ] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Reasoning, ruled-out ranks and every evidence line too.")
+    ] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks of internal errors.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display on stderr.")] = False,
 ) -> None:
@@ -111,7 +119,8 @@ def diagnose_command(
     with _progress(quiet):
         result = diagnose(options)
     use_color = sys.stdout.isatty() if color is None else color
-    _emit(result, output_format, output, lambda: render_terminal(result, make_console(sys.stdout, width, use_color)))
+    console = make_console(sys.stdout, width, use_color)
+    _emit(result, output_format, output, lambda: render_terminal(result, console, checklist=checklist, verbose=verbose))
     status = _OUTCOME_EXIT[result.verdict.outcome]
     raise typer.Exit(Exit.NO_DEATH if exit_zero else status)
 

@@ -91,7 +91,7 @@ def make_console(file: IO[str] | None = None, width: int | None = None, color: b
     )
 
 
-def render_terminal(d: Diagnosis, console: Console) -> None:
+def render_terminal(d: Diagnosis, console: Console, *, checklist: bool = False, verbose: bool = False) -> None:
     for part in build_report(d):
         console.print(part)
 
