@@ -2,17 +2,24 @@
 
 Workers are forked, so they inherit the compiled rules and the scan engine's databases: only job
 numbers go to them and only results come back. Where fork is not available the jobs run here.
+
+A stop (SIGINT, SIGTERM) is the main process's to handle: workers ignore SIGINT (a Ctrl-C reaches the
+whole process group) and die at once on SIGTERM, which the pool sends them when the main process
+unwinds; on Linux they also die with the main process, should it be killed outright.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 JOBS_ENV = "RANKAUTOPSY_JOBS"
 PARALLEL_BYTES = 64 * 1024 * 1024  # below this much input, starting workers costs more than it saves
+_PR_SET_PDEATHSIG = 1
 
 _J = TypeVar("_J")
 _R = TypeVar("_R")
@@ -37,20 +44,54 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-def run_all(jobs: Sequence[_J], work: Callable[[_J], _R], workers: int, weight: Callable[[_J], int]) -> list[_R]:
-    """`work` on every job, in job order; the heaviest jobs start first."""
+def run_all(
+    jobs: Sequence[_J],
+    work: Callable[[_J], _R],
+    workers: int,
+    weight: Callable[[_J], int],
+    done: Callable[[_J], None] | None = None,
+) -> list[_R]:
+    """`work` on every job, in job order; the heaviest jobs start first; `done` is told of each job
+    as it finishes, here in the main process."""
     if workers <= 1 or len(jobs) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-        return [work(job) for job in jobs]
+        return [_tell(work(job), job, done) for job in jobs]
     order = sorted(range(len(jobs)), key=lambda i: -weight(jobs[i]))
     results: dict[int, _R] = {}
     _state[:] = [jobs, work]
     try:
-        with multiprocessing.get_context("fork").Pool(min(workers, len(jobs))) as pool:
+        context = multiprocessing.get_context("fork")
+        with context.Pool(min(workers, len(jobs)), initializer=_worker_start, initargs=(os.getpid(),)) as pool:
             for index, result in pool.imap_unordered(_run, order, chunksize=1):
-                results[index] = result
+                results[index] = _tell(result, jobs[index], done)
     finally:
         _state.clear()
     return [results[i] for i in range(len(jobs))]
+
+
+def _tell(result: _R, job: _J, done: Callable[[_J], None] | None) -> _R:
+    if done is not None:
+        done(job)
+    return result
+
+
+def _worker_start(parent: int) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+    if sys.platform.startswith("linux"):
+        _die_with_parent(parent)
+
+
+def _die_with_parent(parent: int) -> None:
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
 
 
 def _run(index: int) -> tuple[int, Any]:
