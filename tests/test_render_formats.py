@@ -47,7 +47,7 @@ from rankautopsy.render._labels import plain
 from rankautopsy.render.github import escape_data, escape_property, render_github
 from rankautopsy.render.html import render_html
 from rankautopsy.render.json import render_json
-from rankautopsy.render.junit import render_junit
+from rankautopsy.render.junit import render_junit, xml_text
 from rankautopsy.render.markdown import code, escape, fence, prose, render_markdown
 
 RENDERERS: dict[str, Callable[[Diagnosis], str]] = {
@@ -191,12 +191,16 @@ def test_junit_parses_one_case_per_rank(name: str) -> None:
     assert root.tag == "testsuites" and suite is not None and suite.get("name") == "rankautopsy"
     cases = suite.findall("testcase")
     assert [c.get("name") for c in cases] == [f"rank {r.rank}" for r in sorted(d.ranks, key=lambda r: r.rank)]
-    failed = {r.rank: r.fate for r in d.ranks if r.fate in (Fate.FIRST_DEATH, Fate.COLLATERAL, Fate.TORN_DOWN)}
+    failed = {r.rank for r in d.ranks if r.fate in (Fate.FIRST_DEATH, Fate.DIED)}
+    skipped = {r.rank for r in d.ranks if r.fate in (Fate.COLLATERAL, Fate.TORN_DOWN)}
     assert suite.get("tests") == str(len(cases)) and suite.get("failures") == str(len(failed))
+    assert suite.get("skipped") == str(len(skipped))
     for case, r in zip(cases, sorted(d.ranks, key=lambda r: r.rank), strict=True):
-        failure = case.find("failure")
-        if r.rank not in failed:
-            assert failure is None
+        failure, skip = case.find("failure"), case.find("skipped")
+        if r.rank in skipped:
+            assert failure is None and skip is not None and xml_text(r.summary) in skip.get("message", "")
+        elif r.rank not in failed:
+            assert failure is None and skip is None
         elif r.fate is Fate.FIRST_DEATH:
             assert d.verdict.first_death is not None
             assert failure is not None and failure.get("type") == d.verdict.first_death.cause.value
@@ -440,8 +444,8 @@ def test_junit_escaping_fixture() -> None:
     root = ET.fromstring(text.encode("utf-8"))
     failure = root.find("testsuite/testcase[@name='rank 2']/failure")
     assert failure is not None and failure.text is not None
-    assert CLEAN_NASTY.replace("\ufffe", "") in failure.text
-    assert failure.get("message", "").endswith(CLEAN_NASTY.replace("\ufffe", ""))
+    assert CLEAN_NASTY.replace("\ufffe", "\ufffd") in failure.text
+    assert failure.get("message", "").endswith(CLEAN_NASTY.replace("\ufffe", "\ufffd"))
     assert "<script>" not in text and "&lt;script&gt;" in text
 
 
