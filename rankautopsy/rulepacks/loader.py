@@ -25,6 +25,7 @@ from types import MappingProxyType
 
 from rankautopsy.errors import RulePackError
 from rankautopsy.model import Location, Rule
+from rankautopsy.rulepacks import cached
 from rankautopsy.rulepacks.rule import (
     REMEDIATION_FILE,
     Claim,
@@ -158,9 +159,15 @@ def _layer(packs: Sequence[Pack]) -> Pack:
 
 @lru_cache(maxsize=1)
 def _builtin_layer() -> tuple[Pack, tuple[str, ...]]:
+    """The built-in rules, validated once per version of the packs (see `cached`)."""
+    rules, problems = cached.builtin_rules(builtin_pack_paths(), _validated_builtins)
+    return Pack(rules), problems
+
+
+def _validated_builtins() -> tuple[tuple[Rule, ...], tuple[str, ...]]:
     problems: list[str] = []
     layer = _load_layer(builtin_pack_paths(), builtin=True, problems=problems)
-    return layer, tuple(problems)
+    return layer.rules, tuple(problems)
 
 
 def _expand(paths: Iterable[Path], problems: list[str]) -> list[Path]:

@@ -14,24 +14,20 @@ A match is reported as `(offset, rule index)`, the offset of a byte inside the l
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import hashlib
 import importlib
 import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 import regex
 
+from rankautopsy import cache
 from rankautopsy.model import StreamKind
-from rankautopsy.scan.literals import TWINS, Literals, required_literals
+from rankautopsy.scan.literals import TWINS
 from rankautopsy.scan.matcher import Budget, CompiledRule
-from rankautopsy.scan.prefilter import Untranslatable
 
 
 def _import_hyperscan() -> Any:
@@ -44,7 +40,6 @@ def _import_hyperscan() -> Any:
 hyperscan: Any = _import_hyperscan()
 
 ENGINE_ENV = "RANKAUTOPSY_ENGINE"
-CACHE_ENV = "RANKAUTOPSY_CACHE_DIR"
 # The bytes `sanitize.clean` deletes (C0 controls but TAB, LF and CR; DEL; C1 controls in UTF-8):
 # a line with one may match only once cleaned, so it is rescanned cleaned.
 DIRTY = rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\xc2[\x80-\x9f]"
@@ -97,7 +92,7 @@ class RegexEngine(Engine):
     def __init__(self, rules: Sequence[CompiledRule]) -> None:
         super().__init__(rules)
         self._patterns = {r.index: regex.compile(r.prefilter) for r in rules if r.prefilter is not None}
-        self._literals = {r.index: _literals(r) for r in rules if r.prefilter is not None}
+        self._literals = {r.index: r.literals for r in rules if r.prefilter is not None}
         self._dirty = re.compile(DIRTY)
 
     def dirty(self, data: Data) -> list[int]:
@@ -120,13 +115,6 @@ class RegexEngine(Engine):
                 search = functools.partial(_one_per_line, raw, pattern, compiled.index)
             out += search(None) if compiled.rule.builtin else budget.run(compiled, search) or []
         return out, []
-
-
-def _literals(rule: CompiledRule) -> Literals | None:
-    try:
-        return required_literals(rule.rule.pattern, ignorecase=rule.rule.ignorecase)
-    except Untranslatable:
-        return None
 
 
 def _one_per_line(data: bytes, pattern: Any, index: int, timeout: float | None) -> list[Match]:
@@ -200,10 +188,10 @@ class _Compiled:
     refused: frozenset[int]  # ids of patterns Hyperscan cannot compile, even in its prefilter mode
 
 
-@cache
+@functools.cache
 def _database(patterns: tuple[bytes, ...], ids: tuple[int, ...]) -> _Compiled:
     """A compiled database, from the on-disk cache when the same one was compiled before."""
-    key = hashlib.sha256(repr((hyperscan.__version__, patterns, ids)).encode()).hexdigest()[:32]
+    key = cache.key_of(hyperscan.__version__, repr((patterns, ids)))
     if (cached := _load(key)) is not None:
         return cached
     try:
@@ -234,42 +222,24 @@ def _flag(pattern: bytes) -> int | None:
     return None
 
 
-def _cache_dir() -> Path | None:
-    """Where compiled databases are kept ($RANKAUTOPSY_CACHE_DIR; "off" keeps none)."""
-    chosen = os.environ.get(CACHE_ENV)
-    if chosen == "off":
-        return None
-    if chosen:
-        return Path(chosen)
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rankautopsy"
-
-
 def _load(key: str) -> _Compiled | None:
-    folder = _cache_dir()
-    if folder is None:
+    body = cache.read("hs", key)
+    if body is None:
         return None
+    head, _, db_bytes = body.partition(b"\n")
     try:
-        head, _, body = (folder / f"hs-{key}.db").read_bytes().partition(b"\n")
         refused = frozenset(int(i) for i in head.split(b",") if i)
-        db = hyperscan.loadb(body, mode=hyperscan.HS_MODE_BLOCK) if body else None
+        db = hyperscan.loadb(db_bytes, mode=hyperscan.HS_MODE_BLOCK) if db_bytes else None
         if db is not None:
             db.scratch = hyperscan.Scratch(db)  # a loaded database comes without one
         return _Compiled(db, refused)
-    except (OSError, ValueError, hyperscan.error):
+    except (ValueError, hyperscan.error):
         return None
 
 
 def _store(key: str, compiled: _Compiled) -> None:
-    """Best effort: a cache that cannot be written is no cache."""
-    folder = _cache_dir()
-    if folder is None:
-        return
     body = hyperscan.dumpb(compiled.db) if compiled.db is not None else b""
-    with contextlib.suppress(OSError):
-        folder.mkdir(parents=True, exist_ok=True)
-        temp = folder / f"hs-{key}.{os.getpid()}.tmp"
-        temp.write_bytes(",".join(map(str, sorted(compiled.refused))).encode() + b"\n" + body)
-        temp.replace(folder / f"hs-{key}.db")
+    cache.write("hs", key, ",".join(map(str, sorted(compiled.refused))).encode() + b"\n" + body)
 
 
 def _text_matches(data: Data, rules: list[CompiledRule], budget: Budget) -> list[Match]:

@@ -6,6 +6,8 @@ a rule matches a line only if its pattern, compiled here with named groups, matc
 
 from __future__ import annotations
 
+import functools
+import json
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -13,7 +15,9 @@ from typing import TypeVar
 
 import regex
 
+from rankautopsy import __version__, cache
 from rankautopsy.model import Role, Rule, StreamKind
+from rankautopsy.scan.literals import TWINS, Literals, required_literals
 from rankautopsy.scan.prefilter import Untranslatable, prefilter
 
 _T = TypeVar("_T")
@@ -23,13 +27,32 @@ USER_RULE_TIMEOUT = 2.0  # seconds a user's rule may spend on one stream before 
 @dataclass(frozen=True, slots=True)
 class CompiledRule:
     rule: Rule
-    pattern: regex.Pattern[str]
     index: int = 0  # position in the rule set
     prefilter: bytes | None = None  # None: no byte-level prefilter, `pattern` scans decoded text
     sampled: bool = False  # a progress rule: the scanner keeps a sample of its lines, not all
+    literals: Literals | None = None  # one of these is in every line the rule matches
+
+    @property
+    def pattern(self) -> regex.Pattern[str]:
+        """The rule's own regex, compiled on first use: most rules never see a candidate line."""
+        flags = regex.MULTILINE | regex.V0 | (regex.IGNORECASE if self.rule.ignorecase else 0)
+        return _regex(self.rule.pattern, flags)
 
     def applies_to(self, kind: StreamKind) -> bool:
         return not self.rule.streams or kind in self.rule.streams
+
+    def may_match(self, raw: bytes, lowered: bytes, twins: bool) -> bool:
+        """False when the line (its UTF-8 bytes, and lowered) lacks every literal the rule needs."""
+        found = self.literals
+        if found is None or (found.folded and twins):
+            return True
+        hay = lowered if found.folded else raw
+        return any(needle in hay for needle in found.needles)
+
+
+@functools.cache
+def _regex(pattern: str, flags: int) -> regex.Pattern[str]:
+    return regex.compile(pattern, flags)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,18 +62,61 @@ class Hit:
     facts: dict[str, str]
 
 
-def compile_rule(rule: Rule, index: int = 0) -> CompiledRule:
-    flags = regex.MULTILINE | regex.V0 | (regex.IGNORECASE if rule.ignorecase else 0)
-    try:
-        bytes_prefilter: bytes | None = prefilter(rule.pattern, ignorecase=rule.ignorecase)
-    except Untranslatable:
-        bytes_prefilter = None
+Derived = tuple[bytes | None, Literals | None]  # a rule's prefilter and its required literals
+
+
+def compile_rule(rule: Rule, index: int = 0, derived: Derived | None = None) -> CompiledRule:
+    """A rule ready to scan with (`derived`: its prefilter and literals, when already known)."""
+    pre, literals = derived if derived is not None else _derive(rule)
     sampled = rule.role is Role.PROGRESS and not rule.effects  # a line with an effect is never sampled away
-    return CompiledRule(rule, regex.compile(rule.pattern, flags), index, bytes_prefilter, sampled)
+    return CompiledRule(rule, index, pre, sampled, literals)
+
+
+def _derive(rule: Rule) -> Derived:
+    try:
+        pre = prefilter(rule.pattern, ignorecase=rule.ignorecase)
+    except Untranslatable:
+        return None, None
+    try:
+        return pre, required_literals(rule.pattern, ignorecase=rule.ignorecase)
+    except Untranslatable:
+        return pre, None
 
 
 def compile_rules(rules: Iterable[Rule]) -> list[CompiledRule]:
-    return [compile_rule(rule, index) for index, rule in enumerate(rules)]
+    """The rules ready to scan with; their prefilters and literals (slow to derive) come from the
+    per-user cache when the same rules were compiled before."""
+    listed = list(rules)
+    key = cache.key_of(_DERIVED_FORMAT, __version__, *(f"{r.ignorecase:d}{r.pattern}" for r in listed))
+    known = _decode(cache.read("prefilters", key), len(listed))
+    if known is None:
+        known = [_derive(r) for r in listed]
+        cache.write("prefilters", key, json.dumps([_encode(d) for d in known]).encode())
+    return [compile_rule(rule, index, d) for index, (rule, d) in enumerate(zip(listed, known, strict=True))]
+
+
+_DERIVED_FORMAT = "2"
+
+
+def _encode(derived: Derived) -> list[object]:
+    pre, literals = derived
+    needles = [n.hex() for n in literals.needles] if literals is not None else None
+    return [pre.hex() if pre is not None else None, needles, bool(literals and literals.folded)]
+
+
+def _decode(body: bytes | None, count: int) -> list[Derived] | None:
+    if body is None:
+        return None
+    try:
+        decoded = [_decode_one(*item) for item in json.loads(body)]
+    except (ValueError, TypeError):
+        return None
+    return decoded if len(decoded) == count else None
+
+
+def _decode_one(pre: str | None, needles: list[str] | None, folded: bool) -> Derived:
+    literals = Literals(tuple(bytes.fromhex(n) for n in needles), bool(folded)) if needles is not None else None
+    return (bytes.fromhex(pre) if pre is not None else None), literals
 
 
 def facts_of(match: regex.Match[str]) -> dict[str, str]:
@@ -98,9 +164,15 @@ def verify(text: str, rules: Iterable[CompiledRule], budget: Budget) -> list[tup
 
 
 def match_line(text: str, rules: Sequence[CompiledRule], kind: StreamKind) -> list[Hit]:
-    """The rules that match one line (used to classify the final line of an assembled event)."""
+    """The rules that match one line (used to classify the final line of an assembled event); a rule
+    whose literals are absent from the line is not run."""
+    raw = text.encode("utf-8", "surrogateescape")
+    lowered = raw.lower()
+    twins = any(twin in raw for twin in TWINS)
     out = []
     for compiled in rules:
-        if compiled.applies_to(kind) and (m := compiled.pattern.search(text)) is not None:
+        if not compiled.applies_to(kind) or not compiled.may_match(raw, lowered, twins):
+            continue
+        if (m := compiled.pattern.search(text)) is not None:
             out.append(Hit(compiled, 0, facts_of(m)))
     return out

@@ -1,0 +1,112 @@
+"""The per-user cache of things that are slow to rebuild and cheap to check (validated rule packs,
+compiled scanner databases). Any stage may import it; it imports nothing of the package.
+
+A cache entry is trusted only as far as it proves itself: its header records the entry's key, the
+body's size and its SHA-256, and an entry whose header does not match what the caller asks for is
+ignored (and rebuilt by the caller). Bodies are data (JSON, or a Hyperscan serialisation), never
+pickles. The directory is created 0700 and used only when it is a real directory owned by this user
+and not writable by others; entries are written through `O_EXCL` temp files and renamed into place,
+so a planted symlink is never written through. Every failure means "no cache", never an error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import secrets
+import stat
+from pathlib import Path
+
+CACHE_ENV = "RANKAUTOPSY_CACHE_DIR"  # a directory, or "off"
+MAGIC = b"rankautopsy-cache 1"
+MAX_ENTRY = 64 * 1024 * 1024  # bytes: larger entries are neither written nor read
+
+
+def cache_dir() -> Path | None:
+    """$RANKAUTOPSY_CACHE_DIR ("off": none), else $XDG_CACHE_HOME/rankautopsy, else ~/.cache/rankautopsy."""
+    chosen = os.environ.get(CACHE_ENV)
+    if chosen == "off":
+        return None
+    if chosen:
+        return Path(chosen)
+    base = os.environ.get("XDG_CACHE_HOME")
+    if base and Path(base).is_absolute():
+        return Path(base) / "rankautopsy"
+    try:
+        return Path.home() / ".cache" / "rankautopsy"
+    except RuntimeError:  # no home directory
+        return None
+
+
+def key_of(*parts: bytes | str) -> str:
+    """A cache key: the SHA-256 of the parts, each length-prefixed so that no two lists collide."""
+    digest = hashlib.sha256()
+    for part in parts:
+        raw = part.encode("utf-8", "surrogateescape") if isinstance(part, str) else part
+        digest.update(len(raw).to_bytes(8, "big") + raw)
+    return digest.hexdigest()[:40]
+
+
+def read(name: str, key: str) -> bytes | None:
+    """The body stored under `name` for `key`, or None when there is none or it does not check out."""
+    folder = _usable_dir(create=False)
+    if folder is None:
+        return None
+    try:
+        fd = os.open(folder / _file(name, key), os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ENTRY + 256 or info.st_uid != os.getuid():
+            return None
+        header, _, body = handle.read(MAX_ENTRY + 256).partition(b"\n")
+    return body if header == _header(key, body) else None
+
+
+def write(name: str, key: str, body: bytes) -> None:
+    """Store `body` under `name` for `key`, atomically; best effort (a cache that cannot be written is
+    no cache)."""
+    if len(body) > MAX_ENTRY:
+        return
+    folder = _usable_dir(create=True)
+    if folder is None:
+        return
+    temp = folder / f".{_file(name, key)}.{secrets.token_hex(8)}.tmp"
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(_header(key, body) + b"\n" + body)
+        os.replace(temp, folder / _file(name, key))
+    except OSError:
+        with contextlib.suppress(OSError):
+            temp.unlink()
+
+
+def _file(name: str, key: str) -> str:
+    return f"{name}-{key}.cache"
+
+
+def _header(key: str, body: bytes) -> bytes:
+    return b" ".join((MAGIC, key.encode(), str(len(body)).encode(), hashlib.sha256(body).hexdigest().encode()))
+
+
+def _usable_dir(*, create: bool) -> Path | None:
+    """The cache directory, if it is a real directory of this user's that nobody else can write."""
+    folder = cache_dir()
+    if folder is None:
+        return None
+    if create:
+        with contextlib.suppress(OSError):
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        info = folder.lstat()
+    except OSError:
+        return None
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o022:
+        return None
+    return folder
