@@ -44,7 +44,7 @@ from rankautopsy.model import (
 )
 from rankautopsy.render import Format, render_text
 from rankautopsy.render._labels import plain
-from rankautopsy.render.github import escape_data, escape_property, render_github
+from rankautopsy.render.github import SUMMARY_HINT, escape_data, escape_property, render_github
 from rankautopsy.render.html import render_html
 from rankautopsy.render.json import render_json
 from rankautopsy.render.junit import render_junit, xml_text
@@ -52,7 +52,7 @@ from rankautopsy.render.markdown import code, escape, fence, prose, render_markd
 
 RENDERERS: dict[str, Callable[[Diagnosis], str]] = {
     "md": render_markdown,
-    "github": render_github,
+    "github": lambda d: render_github(d, workspace=""),
     "junit.xml": render_junit,
     "html": render_html,
 }
@@ -401,21 +401,32 @@ def test_github_escapes_like_actions_toolkit() -> None:
     assert escape_property("%3A") == "%253A"
 
 
-def test_github_error_points_at_the_decisive_evidence() -> None:
-    cmds = commands(render_github(oom_diagnosis()))
-    assert [c[0] for c in cmds] == ["error", "warning", "warning"]
+def test_github_is_one_short_error_at_the_decisive_line() -> None:
+    cmds = commands(render_github(oom_diagnosis(), workspace=""))
+    assert [c[0] for c in cmds] == ["error"]
     _, props, msg = cmds[0]
     assert props == {"file": "dmesg.txt", "line": "812", "title": "rankautopsy: rank 3 died first — host OOM"}
-    assert msg.startswith("Rank 3 (node07, pid 4242) died first: host RAM exhausted (OOM-killer)\n")
-    assert "dmesg.txt:812: [Sun Nov 29 07:01:02 2026] Out of memory: Killed process 4242" in msg
-    assert cmds[1][1]["file"] == "logs/rank_0.log" and cmds[1][1]["line"] == "930"
+    assert msg.split("\n") == [
+        "Rank 3 (node07, pid 4242) died first: host RAM exhausted (OOM-killer)"
+        " — the kernel killed pid 4242 (python), anon-rss 398765432 kB",
+        "2026-11-29 07:01:02.5 UTC (±0.5 s) · high confidence · 2 collateral",
+        "Fix the cause: reduce host memory per rank (fewer DataLoader workers, no dataset copies per rank,"
+        " pin_memory=False).",
+        SUMMARY_HINT,
+    ]
 
 
-def test_github_bounds_the_warnings() -> None:
-    cmds = commands(render_github(hang_diagnosis()))
-    assert [c[0] for c in cmds].count("warning") == 10
-    assert cmds[-1][1]["title"] == "rankautopsy: 1,014 more ranks failed as a consequence"
-    assert cmds[-1][2] == "collateral: ranks 9-511, 520-1023\ntorn down: ranks 512-516, 518-519"
+def test_github_points_at_the_exception_line_not_the_traceback_header() -> None:
+    _, props, msg = commands(render_github(exception_diagnosis(), workspace=""))[0]
+    assert (props["file"], props["line"]) == ("logs/rank_2.log", "1208")  # `ValueError: bad sample 1234`
+    assert "Traceback" not in msg and "What to do" not in msg and "Fail fast" not in msg
+
+
+def test_github_a_thousand_ranks_are_still_one_annotation() -> None:
+    cmds = commands(render_github(hang_diagnosis(), workspace=""))
+    assert [c[0] for c in cmds] == ["error"]
+    assert cmds[0][1]["title"] == "rankautopsy: rank 517 is the hang culprit"
+    assert " · 1,016 collateral, 7 torn down" in cmds[0][2]
 
 
 def test_github_clean_run_is_a_notice() -> None:
@@ -424,15 +435,16 @@ def test_github_clean_run_is_a_notice() -> None:
 
 
 def test_github_escaping_fixture() -> None:
-    text = render_github(nasty_diagnosis())
+    text = render_github(nasty_diagnosis(), workspace="")
     assert "\r" not in text and "\x1b" not in text and "\x00" not in text and "\x0b" not in text
     cmds = commands(text)  # one line per command: no log text starts a line of its own
-    assert [c[0] for c in cmds] == ["error", "warning"]
+    assert [c[0] for c in cmds] == ["error"]
     _, props, msg = cmds[0]
     assert props["file"] == NASTY_FILE and props["line"] == "7"
-    assert f"{NASTY_FILE}:7: {CLEAN_NASTY}" in msg.split("\n")
-    assert "logs/a,b:c%d::e.log:8: second line" in msg.split("\n")
-    assert cmds[1][1]["file"] == "logs/rank_0,%::.log"
+    lead = "Rank 2 (node<02>, pid 7) died first: aborted (SIGABRT / C++ terminate)"
+    assert msg.split("\n")[0].startswith(f"{lead} — {CLEAN_NASTY[:100]}")
+    assert CLEAN_NASTY in msg.split("\n")  # the remediation hint, unclipped
+    assert props["title"] == "rankautopsy: rank 2 died first — abort"
 
 
 # ---- JUnit and HTML escaping ----

@@ -1,20 +1,25 @@
-"""GitHub Actions workflow commands: `::error` at the first death's evidence, `::warning` per casualty.
+"""GitHub Actions workflow commands: one short annotation, on the line the verdict rests on.
+
+A named first death is one `::error` at its decisive line (a traceback's `Type: message` line,
+not its `Traceback` header): the verdict, the cause, one remediation step. Everything else (the
+evidence, the other ranks, the whole checklist) is in the Markdown step summary that
+`--format github` appends to `$GITHUB_STEP_SUMMARY`. `file=` is relative to `$GITHUB_WORKSPACE`
+when the file lies under it, which is what makes GitHub link the annotation to the file.
 
 Escaping follows actions/toolkit `packages/core/src/command.ts`: data escapes `%`, CR and LF;
-properties escape `:` and `,` as well. GitHub shows at most 10 warnings per step, so the
-casualties are bounded and the rest summed up in one last warning.
+properties escape `:` and `,` as well.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from pathlib import Path
 
-from rankautopsy.model import Cause, Diagnosis, Event, Fate, FirstDeath, Location, RankReport, Role, Verdict
+from rankautopsy.model import Cause, Diagnosis, Evidence, Fate, FirstDeath, Location, RankReport, Verdict
 from rankautopsy.render._labels import (
     CAUSE_LABELS,
     FATE_LABELS,
     OUTCOME_LABELS,
-    PHASE_LABELS,
     clip,
     decisive_evidence,
     headline,
@@ -22,29 +27,28 @@ from rankautopsy.render._labels import (
     named,
     outcome_lines,
     plain,
-    rank_events,
-    rank_ranges,
     when_text,
-    where,
 )
 
-MAX_WARNINGS = 10
 LINE_CHARS = 240
-_CASUALTIES = (Fate.DIED, Fate.COLLATERAL, Fate.TORN_DOWN)
+HINT_CHARS = 300
+MAX_OUTCOME_LINES = 3
+SUMMARY_HINT = "The job summary has the evidence, what every rank did and the full checklist."
+_TRACEBACK = "Traceback (most recent call last)"
 
 
-def render_github(d: Diagnosis) -> str:
+def render_github(d: Diagnosis, workspace: str | None = None) -> str:
+    """`workspace` defaults to `$GITHUB_WORKSPACE`; pass "" for paths exactly as the report shows them."""
+    root = os.environ.get("GITHUB_WORKSPACE", "") if workspace is None else workspace
     v = d.verdict
     fd = named(v)
     title, words = OUTCOME_LABELS[v.outcome]
     if fd is not None:
-        lines = [_first_death(d, fd, v), *_casualties(d)]
-    elif not is_clean(v):
-        body = "\n".join((words, *outcome_lines(v)))
-        lines = [command("error", body, title=f"rankautopsy: {title} ({v.confidence.value})")]
-    else:
-        lines = [command("notice", "\n".join((words, *v.reasoning)), title=f"rankautopsy: {title}")]
-    return "\n".join(lines)
+        return _first_death(d, fd, root)
+    if not is_clean(v):
+        body = "\n".join((words, *outcome_lines(v)[:MAX_OUTCOME_LINES], SUMMARY_HINT))
+        return command("error", body, title=f"rankautopsy: {title} ({v.confidence.value})")
+    return command("notice", "\n".join((words, *v.reasoning[:MAX_OUTCOME_LINES])), title=f"rankautopsy: {title}")
 
 
 def escape_data(text: str) -> str:
@@ -55,64 +59,81 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def command(name: str, message: str, *, title: str, at: Location | None = None) -> str:
+def command(name: str, message: str, *, title: str, at: Location | None = None, root: str = "") -> str:
     """`::name file=...,line=...,title=...::message` with every value cleaned and escaped."""
-    props = [] if at is None else [("file", at.source), ("line", str(at.line))]
+    props = [] if at is None or not _is_path(at.source) else [("file", workspace_path(at.source, root))]
+    props += [("line", str(at.line))] if props and at is not None else []
     props.append(("title", title))
     rendered = ",".join(f"{key}={escape_property(plain(value))}" for key, value in props)
     return f"::{name} {rendered}::{escape_data(plain(message))}"
 
 
-def _first_death(d: Diagnosis, fd: FirstDeath, v: Verdict) -> str:
-    facts = [f"when: {when_text(fd.time)}", f"phase: {PHASE_LABELS[fd.phase]}", f"confidence: {v.confidence.value}"]
-    lines = [headline(fd, plain(fd.host) if fd.host else None, fd.pid), "; ".join(facts)]
-    lines += [fd.detail] if fd.detail else []
-    lines += [f"{where(ev)}: {clip(ev.text, LINE_CHARS)}" for ev in fd.evidence]
-    lines += ["What to do:", *(f"- {step}" for step in v.remediation)] if v.remediation else []
-    decisive = decisive_evidence(d)
+def _is_path(source: str) -> bool:
+    return bool(source) and source != "<stdin>"
+
+
+def workspace_path(source: str, root: str) -> str:
+    """`source` relative to `root` (POSIX separators) when it lies under it, else as it was given."""
+    if not root:
+        return source
+    for resolve in (os.path.abspath, os.path.realpath):
+        try:
+            return Path(resolve(source)).relative_to(resolve(root)).as_posix()
+        except ValueError:
+            continue
+    return source
+
+
+def decisive_line(d: Diagnosis) -> Evidence | None:
+    """The one line to point at: the line that states the cause, not the header of its block."""
+    fd = d.verdict.first_death
+    if fd is None or not fd.evidence:
+        return None
+    if fd.detail:
+        stated = [ev for ev in fd.evidence if fd.detail.strip() and fd.detail.strip() in ev.text]
+        if stated:
+            return stated[0]
+    chosen = decisive_evidence(d) or fd.evidence[0]
+    if not chosen.text.lstrip().startswith(_TRACEBACK):
+        return chosen
+    after = [
+        ev
+        for ev in fd.evidence
+        if ev.where.source == chosen.where.source and ev.where.line > chosen.where.line and ev.text[:1].strip()
+    ]
+    return max(after, key=lambda ev: ev.where.line, default=chosen)
+
+
+def _first_death(d: Diagnosis, fd: FirstDeath, root: str) -> str:
+    v = d.verdict
+    lead = headline(fd, plain(fd.host) if fd.host else None, fd.pid)
+    lines = [clip(f"{lead} — {fd.detail}" if fd.detail else lead, LINE_CHARS)]
+    facts = [when_text(fd.time), f"{v.confidence.value} confidence"]
+    counts = _counts(d.ranks)
+    lines.append(" · ".join([*facts, counts] if counts else facts))
+    hint = _hint(v)
+    lines += [clip(hint, HINT_CHARS)] if hint else []
+    lines.append(SUMMARY_HINT)
     title = f"rankautopsy: {_who(fd)}" + ("" if fd.cause is Cause.HANG else f" — {CAUSE_LABELS[fd.cause][1]}")
-    return command("error", "\n".join(lines), title=title, at=None if decisive is None else decisive.where)
+    decisive = decisive_line(d)
+    return command("error", "\n".join(lines), title=title, at=None if decisive is None else decisive.where, root=root)
+
+
+def _hint(v: Verdict) -> str:
+    """The first cause-specific remediation step (rule packs start those with `Fix the cause`)."""
+    specific = [step for step in v.remediation if step.lower().startswith("fix the cause")]
+    return (specific or list(v.remediation) or [""])[0]
+
+
+def _counts(ranks: tuple[RankReport, ...]) -> str:
+    parts = []
+    for fate in (Fate.DIED, Fate.COLLATERAL, Fate.TORN_DOWN):
+        n = sum(r.fate is fate for r in ranks)
+        parts += [f"{n:,} {FATE_LABELS[fate][0]}"] if n else []
+    return ", ".join(parts)
 
 
 def _who(fd: FirstDeath) -> str:
     if fd.rank is None:
         return "the job ended first" if fd.cause is Cause.TIME_LIMIT else "a process of unknown rank died first"
     return f"rank {fd.rank} {'is the hang culprit' if fd.cause is Cause.HANG else 'died first'}"
-
-
-def _casualties(d: Diagnosis) -> list[str]:
-    hurt = sorted((r for r in d.ranks if r.fate in _CASUALTIES), key=lambda r: r.rank)
-    if len(hurt) <= MAX_WARNINGS:
-        return [_casualty(d, r) for r in hurt]
-    shown, rest = hurt[: MAX_WARNINGS - 1], hurt[MAX_WARNINGS - 1 :]
-    return [*(_casualty(d, r) for r in shown), _more(rest)]
-
-
-def _casualty(d: Diagnosis, r: RankReport) -> str:
-    event = _telling_event(rank_events(d, r.events))
-    fd = d.verdict.first_death
-    cause = "" if event is None else f" — {CAUSE_LABELS[event.cause][1]}"
-    lines = [f"rank {r.rank} ({FATE_LABELS[r.fate][0]}): {r.summary}"]
-    lines += [] if event is None else [f"{event.where.source}:{event.where.line}: {clip(event.text, LINE_CHARS)}"]
-    if fd is not None and fd.rank is not None and r.fate is not Fate.DIED:
-        lines.append(f"A consequence of rank {fd.rank}'s {'hang' if fd.cause is Cause.HANG else 'death'}, not a cause.")
-    title = f"rankautopsy: rank {r.rank} {FATE_LABELS[r.fate][0]}{cause}"
-    return command("warning", "\n".join(lines), title=title, at=None if event is None else event.where)
-
-
-def _telling_event(events: Sequence[Event]) -> Event | None:
-    """The rank's own cause, else its first symptom."""
-    for role in (Role.CAUSE, Role.SYMPTOM):
-        found = [e for e in events if e.role is role]
-        if found:
-            return found[0]
-    return None
-
-
-def _more(rest: Sequence[RankReport]) -> str:
-    by_fate: dict[Fate, list[int]] = {}
-    for r in rest:
-        by_fate.setdefault(r.fate, []).append(r.rank)
-    lines = [f"{FATE_LABELS[f][0]}: ranks {rank_ranges(ranks)}" for f, ranks in by_fate.items()]
-    title = f"rankautopsy: {len(rest):,} more ranks failed as a consequence"
-    return command("warning", "\n".join(lines), title=title)
