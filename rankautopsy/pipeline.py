@@ -16,6 +16,8 @@ from rankautopsy.diagnosis.report import rank_reports, remediation_for
 from rankautopsy.diagnosis.timeline import build_timeline
 from rankautopsy.diagnosis.verdict import decide
 from rankautopsy.events import Collected, Part
+from rankautopsy.events.file import EventFileError, is_event_file
+from rankautopsy.events.file import read as read_events
 from rankautopsy.model import (
     Cause,
     Diagnosis,
@@ -39,6 +41,7 @@ from rankautopsy.scan.selection import read_stream
 from rankautopsy.sources.clocks import ClockContext, live_boot_time, live_uptime, local_zone
 from rankautopsy.sources.discover import Source, damaged, discover
 from rankautopsy.sources.lines import Stream, last_signs
+from rankautopsy.sources.read import read_head
 from rankautopsy.sources.sanitize import clean
 
 DEFAULT_SKEW = timedelta(seconds=2)
@@ -58,6 +61,8 @@ class Options:
     engine: str | None = None  # "hyperscan" or "regex" (None: $RANKAUTOPSY_ENGINE, else the fastest)
     planned: Callable[[Sequence[int]], None] | None = None  # told the byte sizes of the sources to read
     progress: Callable[[int], None] | None = None  # told the bytes of each source as it is read
+    host: str | None = None  # scan on a node: its name, for its kernel lines and piped-in input
+    live_kernel: bool = False  # scan on a node: its kernel logs are this host's own (raw stamps use its boot time)
 
 
 def diagnose(options: Options) -> Diagnosis:
@@ -91,24 +96,62 @@ def _load(options: Options) -> _Rules:
 def _collect(options: Options, loaded: _Rules) -> Collected:
     rules, taught = loaded
     sources, skipped = discover(options.paths, options.dmesg, options.stdin)
-    year = _year_hint(sources)
-    parts: list[Part] = []
-    for source, result in zip(sources, _scan_all(sources, rules, taught, options, year), strict=True):
-        found = Input(path=source.display, kind=source.kind, rank=source.where.rank, lines=1)
-        if result is None:
-            parts.append(Part(input=found, events=_error_file_events(source, rules)))
+    sources = [_on_host(s, options.host) for s in sources]
+    files = _event_files(sources, skipped)
+    raw = [s for s in sources if id(s) not in files]
+    scanned = dict(zip(map(id, raw), _scan_all(raw, rules, taught, options, _year_hint(raw)), strict=True))
+    out = Collected(skipped=skipped)
+    for source in sources:
+        if id(source) in files:
+            out = Collected.merge([out, files[id(source)]])
             continue
-        parts.append(
-            Part(
-                input=replace(found, lines=result.stream.lines_read),
-                events=result.events,
-                stream=result.stream,
-                notes=result.notes,
-                problem=result.problem if not source.problem else None,  # else discovery named it already
-            )
-        )
-    hint = next((s.year for s in sources if s.year is not None), None)
-    return Collected(parts=parts, skipped=skipped, year=hint)
+        out.year = out.year if out.year is not None else source.year
+        out.parts.append(_part(source, scanned[id(source)], rules, options.host))
+    return out.apart() if files else out
+
+
+def _part(source: Source, result: Scanned | None, rules: list[CompiledRule], host: str | None) -> Part:
+    found = Input(path=source.display, kind=source.kind, rank=source.where.rank, host=host, lines=1)
+    if result is None:
+        return Part(input=found, events=_on_node(_error_file_events(source, rules), source, host))
+    return Part(
+        input=replace(found, lines=result.stream.lines_read),
+        events=_on_node(result.events, source, host),
+        stream=result.stream,
+        notes=result.notes,
+        problem=result.problem if not source.problem else None,  # else discovery named it already
+    )
+
+
+def _on_host(source: Source, host: str | None) -> Source:
+    """Piped in on a node: named for the node, so that many nodes' stdin stay apart."""
+    return replace(source, display=f"<stdin on {host}>") if host and source.display == STDIN_NAME else source
+
+
+def _on_node(events: list[Event], source: Source, host: str | None) -> list[Event]:
+    """Scanned on a node: its kernel lines, which name no host, are that node's."""
+    if host is None or source.kind is not StreamKind.KERNEL:
+        return events
+    return [e if e.host is not None else replace(e, host=host) for e in events]
+
+
+def _event_files(sources: Sequence[Source], skipped: list[SkippedInput]) -> dict[int, Collected]:
+    """The inputs that are event files (by their first line, whatever their name), read. A bad one is
+    skipped and named when anything else is readable, else it is the error."""
+    found: dict[int, Collected] = {}
+    bad: list[EventFileError] = []
+    for source in sources:
+        if not _is_event_file(source):
+            continue
+        try:
+            found[id(source)] = read_events(source.path, source.data, source.display)
+        except EventFileError as exc:
+            bad.append(exc)
+            found[id(source)] = Collected()
+    if bad and len(bad) == len(sources):
+        raise bad[0]
+    skipped.extend(SkippedInput(exc.path or "", exc.reason) for exc in bad)
+    return found
 
 
 def _conclude(collected: Collected, options: Options, rules: list[CompiledRule]) -> Diagnosis:
@@ -140,6 +183,18 @@ def _conclude(collected: Collected, options: Options, rules: list[CompiledRule])
         skipped=(*collected.skipped, *problems),
         rule_titles={c.rule.id: c.rule.title for c in rules},
     )
+
+
+STDIN_NAME = "<stdin>"
+
+
+def _is_event_file(source: Source) -> bool:
+    if source.kind is StreamKind.ERROR_JSON:
+        return False
+    try:
+        return is_event_file(read_head(source.path, source.data, 64).data)
+    except OSError:  # gone since it was found: the scan says so
+        return False
 
 
 def _year_hint(sources: Sequence[Source]) -> int:
@@ -194,7 +249,7 @@ def _told(progress: Callable[[int], None], job: _Job) -> None:
 
 def _job(source: Source, options: Options, year: int) -> _Job:
     boot, note = options.boot_time, None
-    if boot is None and source.live and source.kind is StreamKind.KERNEL:
+    if boot is None and (source.live or options.live_kernel) and source.kind is StreamKind.KERNEL:
         boot = _live_boot(source)
         if boot is not None:
             note = f"{source.display}: raw kernel stamps placed with this host's boot time {boot:%Y-%m-%d %H:%M:%S} UTC"

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from rankautopsy.model import Event, Input, SkippedInput
+from rankautopsy.model import Event, Evidence, Input, Location, SkippedInput
 from rankautopsy.sources.lines import Stream
 
 
@@ -48,3 +48,30 @@ class Collected:
             out.year = out.year if out.year is not None else c.year
             out.nodes.extend(c.nodes)
         return out
+
+    def apart(self) -> Collected:
+        """Inputs of the same name from different nodes (each node's `/var/log/dmesg.txt`) renamed
+        `host:path`, so that the timeline never takes two nodes' lines for one input's."""
+        hosts: dict[str, set[str | None]] = {}
+        for part in self.parts:
+            hosts.setdefault(part.input.path, set()).add(part.input.host)
+        shared = {path for path, on in hosts.items() if len(on) > 1}
+        if shared:
+            self.parts = [_renamed(p) if p.input.path in shared and p.input.host else p for p in self.parts]
+        return self
+
+
+def _renamed(part: Part) -> Part:
+    old, new = part.input.path, f"{part.input.host}:{part.input.path}"
+
+    def moved(where: Location) -> Location:
+        return Location(new, where.line) if where.source == old else where
+
+    events = [
+        replace(e, where=moved(e.where), lines=tuple(Evidence(moved(x.where), x.text) for x in e.lines))
+        for e in part.events
+    ]
+    stream = part.stream
+    if stream is not None:
+        stream = replace(stream, source=replace(stream.source, display=new))
+    return replace(part, input=replace(part.input, path=new), events=events, stream=stream)
