@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -125,3 +126,98 @@ def test_an_error_message_never_carries_a_file_name_raw() -> None:
     for text in (str(InputError("no such file or directory", path=name)), str(RulePackError([f"{name}: bad"]))):
         assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
         assert "\n" not in text and "rank\\n0<U+202E>.log" in text
+
+
+# ---- hostile trees: depth, OS errors, symlinks out of the tree, entries that are no regular file ----
+
+
+def test_a_very_deep_tree_is_walked_without_recursion(tmp_path: Path) -> None:
+    from rankautopsy.sources.discover import MAX_DEPTH, discover
+
+    (tmp_path / "rank_0.log").write_text(step_lines(0, 3))
+    levels = [str(tmp_path) + "/d" * n for n in range(1, 1001)]
+    for level in levels:  # one at a time: pathlib's mkdir(parents=True) and shutil.rmtree recurse
+        os.mkdir(level)
+    Path(levels[-1], "rank_1.log").write_text(step_lines(1, 3))
+    try:
+        sources, skipped = discover([str(tmp_path)])
+    finally:
+        os.unlink(Path(levels[-1], "rank_1.log"))
+        for level in reversed(levels):
+            os.rmdir(level)
+    assert [s.display for s in sources] == [str(tmp_path / "rank_0.log")]
+    assert any(f"more than {MAX_DEPTH} directories deep" in s.reason for s in skipped)
+
+
+@pytest.mark.parametrize("name", ["x" * 300, "a/" * 3000 + "b", "loop"])
+def test_an_os_error_on_a_given_path_is_one_clear_line(tmp_path: Path, name: str) -> None:
+    from rankautopsy.errors import InputError
+    from rankautopsy.sources.discover import discover
+
+    if name == "loop":
+        (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    with pytest.raises(InputError) as caught:
+        discover([str(tmp_path / name)])
+    text = str(caught.value)
+    assert "\n" not in text and ("too long" in text or "symbolic links" in text or "no such" in text)
+
+
+def test_symlinks_out_of_the_tree_are_skipped_unless_followed(tmp_path: Path) -> None:
+    from rankautopsy.sources.discover import discover
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("API_KEY=hunter2\n")
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc" / "passwd.log").write_text("root:x:0:0\n")
+    logs = tmp_path / "logs"
+    (logs / "sub").mkdir(parents=True)
+    (logs / "rank_0.log").write_text(step_lines(0, 3))
+    (logs / "sub" / "rank_1.log").write_text(step_lines(1, 3))
+    (logs / "stolen.log").symlink_to(secret)
+    (logs / "etc").symlink_to(tmp_path / "etc")
+    (logs / "inside.log").symlink_to(logs / "sub" / "rank_1.log")  # stays in the tree: followed
+    (logs / "again").symlink_to(logs)  # a loop inside the tree: read once
+    sources, skipped = discover([str(logs)])
+    names = sorted(Path(s.display).name for s in sources)
+    assert names == ["inside.log", "rank_0.log", "rank_1.log"]
+    outside = {Path(s.path).name for s in skipped if "--follow" in s.reason}
+    assert outside == {"stolen.log", "etc"}
+    followed, _ = discover([str(logs)], follow=True)
+    assert {"stolen.log", "passwd.log"} <= {Path(s.display).name for s in followed}
+
+
+def test_a_link_into_another_given_path_is_inside(tmp_path: Path) -> None:
+    from rankautopsy.sources.discover import discover
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "rank_1.log").write_text(step_lines(1, 3))
+    (tmp_path / "a" / "rank_0.log").write_text(step_lines(0, 3))
+    (tmp_path / "a" / "peer.log").symlink_to(tmp_path / "b" / "rank_1.log")
+    sources, skipped = discover([str(tmp_path / "a"), str(tmp_path / "b")])
+    assert "peer.log" in {Path(s.display).name for s in sources} and not skipped
+
+
+def test_a_fifo_or_device_in_a_tree_is_skipped_not_read(tmp_path: Path) -> None:
+    from rankautopsy.sources.discover import discover
+
+    (tmp_path / "rank_0.log").write_text(step_lines(0, 3))
+    os.mkfifo(tmp_path / "pipe.log")
+    (tmp_path / "zero.log").symlink_to("/dev/zero")
+    sources, skipped = discover([str(tmp_path)], follow=True)
+    assert [Path(s.display).name for s in sources] == ["rank_0.log"]
+    assert {Path(s.path).name: s.reason for s in skipped} == {
+        "pipe.log": "not a regular file",
+        "zero.log": "not a regular file",
+    }
+
+
+def test_a_file_name_with_escapes_is_shown_escaped_in_the_report(tmp_path: Path) -> None:
+    from rankautopsy.render import Format, render_text
+
+    (tmp_path / "rank_0\x1b]0;pwned\x07\u202e.log").write_text(step_lines(0, 3) + "ValueError: bad sample\n")
+    d = diagnose(Options(paths=[str(tmp_path)]))
+    for fmt in (Format.JSON, Format.MARKDOWN, Format.HTML, Format.GITHUB, Format.JUNIT):
+        out = render_text(d, fmt)
+        assert "\x1b" not in out and "\u202e" not in out, fmt
+    assert any(i.path.endswith("rank_0<U+202E>.log") for i in d.inputs)

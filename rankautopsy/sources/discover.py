@@ -5,8 +5,9 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,11 +16,13 @@ from rankautopsy.model import SkippedInput, StreamKind
 from rankautopsy.sources.clocks import year_hint_from_text
 from rankautopsy.sources.ranks import PathRank, rank_from_path
 from rankautopsy.sources.read import SNIFF, ChunkReader, looks_binary, open_bytes, read_head
+from rankautopsy.sources.sanitize import clean_name
 
 STDIN = "-"
 _KERNEL_NAME = re.compile(r"(?:^dmesg|\.dmesg(?:\.|$)|^kern\.log|^kernel\.log|^journal.*-k)", re.IGNORECASE)
 _SKIP_DIRS = frozenset({".git", "__pycache__", ".hg", ".svn"})
 _MAX_FILE = 8 * 1024**3
+MAX_DEPTH = 64  # directories below a given path (ripgrep has none; a hostile tree of 10,000 must not crash)
 HEAD = 256 * 1024  # bytes read at discovery to classify an input (the rest is read when it is scanned)
 _YEAR_CHARS, _YEAR_LINES = 200_000, 2000
 
@@ -38,60 +41,131 @@ class Source:
     year: int | None = None  # the year of the first full date in its head
     size: int = 0  # bytes on disk (or piped in)
 
-    def read_text(self) -> str:
-        """The whole text (small inputs only, such as torchrun's error.json)."""
-        return read_head(self.path, self.data, self.size + 1).data.decode("utf-8", "replace")
+    def read_text(self, limit: int = 16 * 1024**2) -> str:
+        """The whole text of a small input (torchrun's error.json), at most `limit` bytes of it: a forged
+        one of gigabytes (or a gzip bomb) must not be read into memory."""
+        return read_head(self.path, self.data, min(self.size + 1, limit)).data.decode("utf-8", "replace")
 
 
 def discover(
-    paths: Sequence[str], dmesg: Sequence[str] = (), stdin: bytes | None = None
+    paths: Sequence[str], dmesg: Sequence[str] = (), stdin: bytes | None = None, *, follow: bool = False
 ) -> tuple[list[Source], list[SkippedInput]]:
-    """Every readable input under `paths` (and the kernel logs of `dmesg`), plus what was skipped."""
+    """Every readable input under `paths` (and the kernel logs of `dmesg`), plus what was skipped.
+    A symlink found in a directory is followed only when its target is inside one of the given paths,
+    unless `follow` (as ripgrep's `--follow`): a tree must not pull in `/etc` or a secret."""
     sources: list[Source] = []
     skipped: list[SkippedInput] = []
+    walk = _Walk(tuple(_resolved(arg) for arg in (*paths, *dmesg) if arg != STDIN), follow, skipped)
     for arg in paths:
-        _collect(arg, None, sources, skipped, stdin)
+        _collect(arg, None, sources, walk, stdin)
     for arg in dmesg:
-        _collect(arg, StreamKind.KERNEL, sources, skipped, stdin)
+        _collect(arg, StreamKind.KERNEL, sources, walk, stdin)
     if not sources:
         named = ", ".join(f"{s.path} ({s.reason})" for s in skipped[:3])
         raise InputError("nothing readable in " + ", ".join(paths or dmesg) + (f": {named}" if named else ""))
     return sources, skipped
 
 
-def _collect(
-    arg: str, kind: StreamKind | None, out: list[Source], skipped: list[SkippedInput], stdin: bytes | None
-) -> None:
+def _resolved(arg: str) -> Path | None:
+    try:
+        return Path(os.path.realpath(arg))
+    except (OSError, ValueError):
+        return None
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
+
+
+def _skip(skipped: list[SkippedInput], display: str, reason: str) -> None:
+    skipped.append(SkippedInput(clean_name(display), clean_name(reason)))
+
+
+def _collect(arg: str, kind: StreamKind | None, out: list[Source], walk: _Walk, stdin: bytes | None) -> None:
+    skipped = walk.skipped
     if arg == STDIN:
         data = stdin if stdin is not None else sys.stdin.buffer.read()
         _add(_source("<stdin>", None, data, len(data), kind, PathRank()), out, skipped)
         return
     root = Path(arg)
-    if not root.exists():
-        raise InputError("no such file or directory", path=arg)
-    if root.is_file():
+    try:
+        mode = root.stat().st_mode
+    except (OSError, ValueError) as exc:  # ENOENT, ENAMETOOLONG, ELOOP, EACCES...; ValueError: a NUL
+        reason = _reason(exc) if isinstance(exc, OSError) else "not a valid path"
+        raise InputError("no such file or directory" if _missing(exc) else reason, path=arg) from None
+    if stat.S_ISREG(mode):
         _add_file(root, arg, kind, out, skipped)
         return
-    if not root.is_dir():
+    if not stat.S_ISDIR(mode):
         raise InputError("not a regular file or directory", path=arg)
-    files = list(_walk(root, skipped))
+    files = walk.files(root, arg)
     kubeflow = any(re.search(r"master[-_]?0", f.name, re.IGNORECASE) for f in files)
     for path in sorted(files):
         _add_file(path, str(Path(arg) / path.relative_to(root)), kind, out, skipped, kubeflow=kubeflow)
 
 
-def _walk(root: Path, skipped: list[SkippedInput]) -> Iterator[Path]:
-    seen: set[tuple[int, int]] = set()
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
-        st = os.stat(dirpath)
-        if (st.st_dev, st.st_ino) in seen:
-            skipped.append(SkippedInput(dirpath, "symlink loop: directory already read"))
-            dirnames[:] = []
-            continue
-        seen.add((st.st_dev, st.st_ino))
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
-        for name in filenames:
-            yield Path(dirpath) / name
+def _missing(exc: Exception) -> bool:
+    return isinstance(exc, FileNotFoundError)
+
+
+@dataclass(slots=True)
+class _Walk:
+    """An iterative directory walk: bounded depth, each directory read once (symlink loops), every OS
+    error one skipped entry, and symlinks out of the given roots not followed unless asked."""
+
+    roots: tuple[Path | None, ...]
+    follow: bool
+    skipped: list[SkippedInput]
+    seen: set[tuple[int, int]] = field(default_factory=set)
+
+    def files(self, root: Path, arg: str) -> list[Path]:
+        found: list[Path] = []
+        self.seen.clear()
+        stack: list[tuple[Path, int]] = [(root, 0)]
+        while stack:
+            folder, depth = stack.pop()
+            shown = str(Path(arg) / folder.relative_to(root))
+            entries = self._entries(folder, shown)
+            for entry in entries:
+                self._visit(entry, shown, depth, found, stack)
+        return found
+
+    def _entries(self, folder: Path, shown: str) -> list[os.DirEntry[str]]:
+        try:
+            st = folder.stat()
+            if (st.st_dev, st.st_ino) in self.seen:
+                _skip(self.skipped, shown, "symlink loop: directory already read")
+                return []
+            self.seen.add((st.st_dev, st.st_ino))
+            with os.scandir(folder) as it:
+                return sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            _skip(self.skipped, shown, f"unreadable: {_reason(exc)}")
+            return []
+
+    def _visit(
+        self, entry: os.DirEntry[str], shown: str, depth: int, found: list[Path], stack: list[tuple[Path, int]]
+    ) -> None:
+        display = f"{shown}/{entry.name}"
+        try:
+            if entry.is_symlink() and not self.follow and not self._inside(entry.path):
+                _skip(self.skipped, display, "a symlink out of the given paths: not followed (--follow reads it)")
+                return
+            if entry.is_dir():
+                if entry.name in _SKIP_DIRS:
+                    return
+                if depth + 1 > MAX_DEPTH:
+                    _skip(self.skipped, display, f"more than {MAX_DEPTH} directories deep: not read")
+                    return
+                stack.append((Path(entry.path), depth + 1))
+            else:
+                found.append(Path(entry.path))
+        except OSError as exc:
+            _skip(self.skipped, display, f"unreadable: {_reason(exc)}")
+
+    def _inside(self, path: str) -> bool:
+        target = _resolved(path)
+        return target is not None and any(r is not None and target.is_relative_to(r) for r in self.roots)
 
 
 def _add_file(
@@ -103,16 +177,18 @@ def _add_file(
     *,
     kubeflow: bool = False,
 ) -> None:
+    display = clean_name(display)
     try:
-        if not path.is_file():
-            skipped.append(SkippedInput(display, "not a regular file"))
+        st = path.stat()
+        if not stat.S_ISREG(st.st_mode):
+            _skip(skipped, display, "not a regular file")
             return
-        if path.stat().st_size > _MAX_FILE:
-            skipped.append(SkippedInput(display, "larger than 8 GiB"))
+        if st.st_size > _MAX_FILE:
+            _skip(skipped, display, "larger than 8 GiB")
             return
-        source = _source(display, path, None, path.stat().st_size, kind, rank_from_path(path, kubeflow=kubeflow))
+        source = _source(display, path, None, st.st_size, kind, rank_from_path(path, kubeflow=kubeflow))
     except OSError as exc:
-        skipped.append(SkippedInput(display, f"unreadable: {exc.strerror or exc}"))
+        _skip(skipped, display, f"unreadable: {_reason(exc)}")
         return
     _add(source, out, skipped)
 
