@@ -59,6 +59,7 @@ class Options:
     stdin: bytes | None = None
     jobs: int | None = None  # worker processes (None: $RANKAUTOPSY_JOBS, else the cores for big inputs)
     engine: str | None = None  # "hyperscan" or "regex" (None: $RANKAUTOPSY_ENGINE, else the fastest)
+    follow: bool = False  # follow symlinks that leave the given paths (--follow)
     planned: Callable[[Sequence[int]], None] | None = None  # told the byte sizes of the sources to read
     progress: Callable[[int], None] | None = None  # told the bytes of each source as it is read
     host: str | None = None  # scan on a node: its name, for its kernel lines and piped-in input
@@ -95,7 +96,7 @@ def _load(options: Options) -> _Rules:
 
 def _collect(options: Options, loaded: _Rules) -> Collected:
     rules, taught = loaded
-    sources, skipped = discover(options.paths, options.dmesg, options.stdin)
+    sources, skipped = discover(options.paths, options.dmesg, options.stdin, follow=options.follow)
     sources = [_on_host(s, options.host) for s in sources]
     files = _event_files(sources, skipped)
     raw = [s for s in sources if id(s) not in files]

@@ -237,8 +237,11 @@ def test_check_of_a_missing_pack_and_without_packs(cli: Cli, tmp_path: Path) -> 
     assert cli("rules", "check", str(tmp_path / "nope.yaml")).error_lines() == [
         f"{tmp_path / 'nope.yaml'}: no such file or directory"
     ]
-    (line,) = cli("rules", "check").error_lines()
-    assert "Missing argument" in line
+    without = cli("rules", "check")
+    assert (without.code, without.err) == (
+        2,
+        "rankautopsy: error: missing PACK...\nTry 'rankautopsy rules check --help' for help.\n",
+    )
 
 
 def test_rules_commands_run_as_a_program() -> None:

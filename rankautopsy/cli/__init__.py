@@ -174,6 +174,9 @@ def diagnose_command(
     ] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks of internal errors.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display or hints on stderr.")] = False,
+    follow: Annotated[
+        bool, typer.Option("--follow", "-L", help="Follow symlinks that lead out of the given paths (as ripgrep -L).")
+    ] = False,
 ) -> None:
     """Diagnose the logs of a crashed or hung job: which rank died first, when, why, and what to do."""
     from datetime import timedelta
@@ -197,6 +200,7 @@ def diagnose_command(
                 tz=zone,
                 skew=timedelta(seconds=clock_skew),
                 stdin=stdin,
+                follow=follow,
                 planned=display.planned if display else None,
                 progress=display.advance if display else None,
             )

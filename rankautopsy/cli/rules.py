@@ -1,19 +1,21 @@
-"""`rankautopsy rules ...`: list, explain, check and test rule packs. Errors are raised for `cli.main()`."""
+"""`rankautopsy rules ...`: list, explain, check and test rule packs. Errors are raised for `cli.main()`.
+
+The rule-pack modules are imported inside the commands: `--help` and completion need none of them.
+"""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from rankautopsy.model import Rule
-from rankautopsy.rulepacks.catalogue import OutputFormat, explain_json, explain_text, find_rule, list_json, list_text
-from rankautopsy.rulepacks.loader import PackContents, builtin_pack_paths, load_rules, read_packs
-from rankautopsy.rulepacks.ruletest import describe, run_examples
-from rankautopsy.rulepacks.sources import user_rule_paths
+if TYPE_CHECKING:
+    from rankautopsy.model import Rule
+    from rankautopsy.rulepacks.loader import PackContents
 
 TESTS_FAILED = 1  # `rules test`: an example failed (2, a pack that cannot load, comes from the error handler)
 
@@ -27,14 +29,27 @@ rules_app = typer.Typer(
 
 RulesOption = Annotated[
     list[str] | None,
-    typer.Option("--rules", help="An extra rule pack file or directory (repeatable; after RANKAUTOPSY_RULES)."),
+    typer.Option(
+        "--rules", metavar="PATH", help="An extra rule pack file or directory (repeatable; after RANKAUTOPSY_RULES)."
+    ),
 ]
-FormatOption = Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")]
+
+
+class OutputFormat(StrEnum):
+    TEXT = "text"
+    JSON = "json"
+
+
+FormatOption = Annotated[
+    OutputFormat, typer.Option("--format", "-f", metavar="FORMAT", help="Output format: text, json.")
+]
 
 
 @rules_app.command("list")
 def list_command(output_format: FormatOption = OutputFormat.TEXT, rules: RulesOption = None) -> None:
     """Every rule, built-in and user: id, cause, role, where it is defined, title."""
+    from rankautopsy.rulepacks.catalogue import list_json, list_text
+
     catalogue = _catalogue(rules)
     _write(list_json(catalogue) if output_format is OutputFormat.JSON else list_text(catalogue))
 
@@ -46,6 +61,8 @@ def explain_command(
     rules: RulesOption = None,
 ) -> None:
     """What a rule detects, why it matters, an example, remediation, and where it is defined."""
+    from rankautopsy.rulepacks.catalogue import explain_json, explain_text, find_rule
+
     rule = find_rule(_catalogue(rules), rule_id)
     _write(explain_json(rule) if output_format is OutputFormat.JSON else explain_text(rule))
 
@@ -55,6 +72,8 @@ def check_command(
     packs: Annotated[list[str], typer.Argument(metavar="PACK...", help="Pack files or directories.")],
 ) -> None:
     """Validate packs without running anything else: `OK: N rules in PACK`, or every problem (exit 2)."""
+    from rankautopsy.rulepacks.loader import read_packs
+
     for pack in read_packs([Path(p) for p in packs]):
         _write(f"OK: {_count(len(pack.rules), 'rule')} in {pack.path}{_disables(pack)}")
 
@@ -66,6 +85,9 @@ def test_command(
     ] = None,
 ) -> None:
     """Run the examples of the built-in packs, or of the given ones; exit 1 if any fails."""
+    from rankautopsy.rulepacks.loader import builtin_pack_paths, read_packs
+    from rankautopsy.rulepacks.ruletest import describe, run_examples
+
     if packs:
         contents = read_packs([Path(p) for p in packs], check_examples=False)
     else:
@@ -85,6 +107,9 @@ def test_command(
 
 
 def _catalogue(cli_paths: Sequence[str] | None) -> tuple[Rule, ...]:
+    from rankautopsy.rulepacks.loader import load_rules
+    from rankautopsy.rulepacks.sources import user_rule_paths
+
     return load_rules(user_rule_paths(cli_paths or (), Path.cwd()))
 
 
