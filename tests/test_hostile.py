@@ -221,3 +221,23 @@ def test_a_file_name_with_escapes_is_shown_escaped_in_the_report(tmp_path: Path)
         out = render_text(d, fmt)
         assert "\x1b" not in out and "\u202e" not in out, fmt
     assert any(i.path.endswith("rank_0<U+202E>.log") for i in d.inputs)
+
+
+def test_the_cli_follows_links_out_of_the_tree_only_with_follow(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "rank_0.log").write_text(step_lines(0, 3))
+    (tmp_path / "secret.log").write_text("hunter2\n")
+    (tmp_path / "logs" / "s.log").symlink_to(tmp_path / "secret.log")
+    seen = []
+    for extra in ([], ["--follow"]):
+        run = subprocess.run(
+            [sys.executable, "-m", "rankautopsy", "diagnose", str(tmp_path / "logs"), "-f", "json", *extra],
+            capture_output=True,
+            timeout=120,
+        )
+        out = json.loads(run.stdout)
+        seen.append(([Path(i["path"]).name for i in out["inputs"]], [Path(s["path"]).name for s in out["skipped"]]))
+    assert seen == [(["rank_0.log"], ["s.log"]), (["rank_0.log", "s.log"], [])]
