@@ -17,6 +17,7 @@ facts of fixed names, and a rule whose pattern cannot capture the facts its effe
 from __future__ import annotations
 
 import importlib.resources
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -174,16 +175,27 @@ def _expand(paths: Iterable[Path], problems: list[str]) -> list[Path]:
     """Pack files from files and directories, each once even when named twice (a dir and a file in it)."""
     files: list[Path] = []
     for path in paths:
-        if path.is_dir():
+        try:
+            mode = path.stat().st_mode
+        except (OSError, ValueError) as exc:  # ENOENT, ENAMETOOLONG, ELOOP, EACCES, a NUL in the name
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not a valid path"
+            problems.append(f"{path}: {reason[:1].lower()}{reason[1:]}")
+            continue
+        if stat.S_ISDIR(mode):
             found = sorted([*path.glob("*.yaml"), *path.glob("*.yml")])
             if not found:
                 problems.append(f"{path}: no rule packs (*.yaml, *.yml) in this directory")
             files += found
-        elif path.is_file():
+        else:  # a file, or what is not one: `parse_yaml` refuses it in one line, without reading it
             files.append(path)
-        else:
-            problems.append(f"{path}: no such file or directory")
-    return list({path.resolve(): path for path in files}.values())
+    return list({_identity(path): path for path in files}.values())
+
+
+def _identity(path: Path) -> Path | str:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop: the pack's read names it
+        return str(path)
 
 
 def _merge(base: Pack, user: Pack, problems: list[str], *, has_builtins: bool) -> list[Rule]:
