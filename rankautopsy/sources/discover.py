@@ -15,7 +15,16 @@ from rankautopsy.errors import InputError
 from rankautopsy.model import SkippedInput, StreamKind
 from rankautopsy.sources.clocks import year_hint_from_text
 from rankautopsy.sources.ranks import PathRank, rank_from_path
-from rankautopsy.sources.read import SNIFF, ChunkReader, looks_binary, open_bytes, read_head
+from rankautopsy.sources.read import (
+    MAGIC_BYTES,
+    SNIFF,
+    ChunkReader,
+    is_compressed,
+    looks_binary,
+    open_bytes,
+    read_head,
+    unreadable_compression,
+)
 from rankautopsy.sources.sanitize import clean_name
 
 STDIN = "-"
@@ -96,12 +105,32 @@ def _collect(arg: str, kind: StreamKind | None, out: list[Source], walk: _Walk, 
     if stat.S_ISREG(mode):
         _add_file(root, arg, kind, out, skipped)
         return
+    if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode):  # given by name: `<(ssh node dmesg -T)`, a named pipe
+        _add(_piped(root, arg, kind), out, skipped)
+        return
     if not stat.S_ISDIR(mode):
         raise InputError("not a regular file or directory", path=arg)
     files = walk.files(root, arg)
     kubeflow = any(re.search(r"master[-_]?0", f.name, re.IGNORECASE) for f in files)
     for path in sorted(files):
         _add_file(path, str(Path(arg) / path.relative_to(root)), kind, out, skipped, kubeflow=kubeflow)
+
+
+def _piped(path: Path, display: str, kind: StreamKind | None) -> Source | SkippedInput:
+    """A pipe can be read only once: its head is sniffed (a device such as /dev/zero is refused before
+    the rest is read), then it is held like standard input."""
+    try:
+        with path.open("rb") as stream:
+            data = stream.read(HEAD)
+            if looks_binary(data[:SNIFF]) and not is_compressed(data):
+                return SkippedInput(clean_name(display), "binary: not a text log")
+            chunks = [data]
+            while len(chunks) * HEAD < _MAX_FILE and (chunk := stream.read(HEAD)):
+                chunks.append(chunk)
+            data = b"".join(chunks)
+    except OSError as exc:
+        raise InputError(f"cannot read: {_reason(exc)}", path=display) from None
+    return _source(clean_name(display), None, data, len(data), kind, rank_from_path(path))
 
 
 def _missing(exc: Exception) -> bool:
@@ -198,7 +227,9 @@ def _source(
 ) -> Source | SkippedInput:
     """Classify an input from its head, or say why it is skipped."""
     head = read_head(path, data, HEAD)
-    if not head.gzip and looks_binary(head.data[:SNIFF]):
+    if not head.compressed and (why := unreadable_compression(head.data[:MAGIC_BYTES])):
+        return SkippedInput(display, why)
+    if not head.compressed and looks_binary(head.data[:SNIFF]):
         return SkippedInput(display, "binary: not a text log")
     if not head.data.strip() and not _has_text(path, data, len(head.data)):
         return SkippedInput(display, head.problem or "empty")

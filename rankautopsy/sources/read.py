@@ -1,4 +1,5 @@
-"""Bytes to lines, robustly: gzip, undecodable bytes, CRLF, `\\r`-joined progress bars, huge lines.
+"""Bytes to lines, robustly: gzip, xz, bzip2 (zstd where `zstandard` is installed), undecodable bytes,
+CRLF, `\\r`-joined progress bars, huge lines.
 
 Inputs are read in chunks into one reused buffer (`ChunkReader`): memory stays bounded whatever the size
 of a file. Each chunk is a run of whole lines, with up to `CONTEXT` bytes of the lines before it kept in
@@ -7,14 +8,17 @@ front so that a reader can look back across the chunk boundary.
 
 from __future__ import annotations
 
+import bz2
 import contextlib
 import gzip
 import io
+import lzma
+import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 MAX_LINE = 64 * 1024  # longer lines are cut: a rule only needs the head of a line
 SNIFF = 8192
@@ -23,6 +27,10 @@ CONTEXT = 1024 * 1024  # bytes of earlier lines kept in front of each chunk
 LONG_LINE = 4 * 1024 * 1024  # a physical line longer than this is clipped to it
 _GZIP_MAGIC = b"\x1f\x8b"
 _GZIP_IN = 1024 * 1024
+_XZ = re.compile(rb"\xfd7zXZ\x00")
+_BZIP2 = re.compile(rb"BZh[1-9](?:1AY&SY|\x17rE8P\x90)")  # a block, or the end of an empty stream
+_ZSTD = re.compile(rb"\x28\xb5\x2f\xfd")
+MAGIC_BYTES = 10  # enough of a head to tell every format above
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +41,35 @@ class Decoded:
 
 def is_gzip(head: bytes) -> bool:
     return head.startswith(_GZIP_MAGIC)
+
+
+def compression(head: bytes) -> str | None:
+    """The compression format a stream starts with ("gzip", "xz", "bzip2", "zstd"), if any."""
+    if is_gzip(head):
+        return "gzip"
+    for name, magic in (("xz", _XZ), ("bzip2", _BZIP2), ("zstd", _ZSTD)):
+        if magic.match(head):
+            return name
+    return None
+
+
+def is_compressed(head: bytes) -> bool:
+    return compression(head) is not None
+
+
+def unreadable_compression(head: bytes) -> str | None:
+    """Why a compressed stream cannot be read here (zstd without the `zstandard` package), if it cannot."""
+    if compression(head) == "zstd" and _zstd() is None:
+        return "zstd-compressed: install the 'zstandard' package to read it (or decompress it first)"
+    return None
+
+
+def _zstd() -> object | None:
+    try:
+        import zstandard  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:
+        return None
+    return zstandard  # type: ignore[no-any-return, unused-ignore]
 
 
 def looks_binary(head: bytes) -> bool:
@@ -61,8 +98,8 @@ def gunzip(data: bytes) -> Decoded:
     return Decoded(bytes(out).decode("utf-8", "replace"), truncated(len(out)))
 
 
-def truncated(size: int) -> str:
-    return f"truncated gzip: read {size} bytes"
+def truncated(size: int, fmt: str = "gzip") -> str:
+    return f"truncated {fmt}: read {size} bytes"
 
 
 def decode(data: bytes) -> Decoded:
@@ -154,23 +191,110 @@ class _Gunzip(io.RawIOBase):
         super().close()
 
 
+class _Unpack(io.RawIOBase):
+    """An xz, bzip2 or zstd stream decompressed as it is read, output bounded per read; concatenated
+    streams are read one after the other; a truncated or corrupt tail ends it (see `problem`)."""
+
+    def __init__(self, raw: io.RawIOBase | io.BytesIO, fmt: str) -> None:
+        self._raw = raw
+        self._fmt = fmt
+        self._d = self._new()
+        self._out = 0
+        self.problem: str | None = None
+        self._done = False
+
+    def _new(self) -> Any:
+        if self._fmt == "xz":
+            return lzma.LZMADecompressor()
+        if self._fmt == "bzip2":
+            return bz2.BZ2Decompressor()
+        return _ZstdFeed()
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview | bytearray) -> int:  # type: ignore[override]
+        view = memoryview(buffer).cast("B")
+        while not self._done:
+            data = self._next(len(view))
+            if data:
+                view[: len(data)] = data
+                self._out += len(data)
+                return len(data)
+        return 0
+
+    def _next(self, size: int) -> bytes:
+        try:
+            if self._d.eof:
+                rest = self._d.unused_data + self._raw.read(_GZIP_IN)
+                if compression(rest[:MAGIC_BYTES]) != self._fmt:  # the end (or trailing garbage)
+                    self._done = True
+                    return b""
+                self._d = self._new()
+                return bytes(self._d.decompress(rest, size))
+            if not self._d.needs_input:
+                return bytes(self._d.decompress(b"", size))
+            data = self._raw.read(_GZIP_IN)
+            if not data:
+                self.problem, self._done = truncated(self._out, self._fmt), True
+                return b""
+            return bytes(self._d.decompress(data, size))
+        except (lzma.LZMAError, OSError, EOFError, ValueError):
+            self.problem, self._done = truncated(self._out, self._fmt), True
+            return b""
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+class _ZstdFeed:
+    """zstandard's decompressor behind the interface of lzma's and bz2's (`decompress(data, max_length)`)."""
+
+    def __init__(self) -> None:
+        module: Any = _zstd()
+        self._d = module.ZstdDecompressor().decompressobj()
+        self._pending = b""
+        self.unused_data = b""
+
+    @property
+    def eof(self) -> bool:
+        return not self._pending and bool(getattr(self._d, "eof", False))
+
+    @property
+    def needs_input(self) -> bool:
+        return not self._pending
+
+    def decompress(self, data: bytes, size: int) -> bytes:
+        if data:
+            self._pending += self._d.decompress(data)
+            self.unused_data = getattr(self._d, "unused_data", b"")
+        out, self._pending = self._pending[:size], self._pending[size:]
+        return out
+
+
 def open_bytes(path: Path | None, data: bytes | None) -> Readable:
     """The decompressed bytes of a file (or of data piped in), as a stream."""
     raw: io.RawIOBase | io.BytesIO = io.BytesIO(data) if data is not None else open(path or "", "rb", buffering=0)  # noqa: SIM115
     try:
-        head = raw.read(2)
+        head = raw.read(MAGIC_BYTES)
         raw.seek(0)
     except OSError:
         raw.close()
         raise
-    return _Gunzip(raw) if is_gzip(head) else raw
+    fmt = compression(head)
+    if fmt == "gzip":
+        return _Gunzip(raw)
+    if fmt is None or unreadable_compression(head):
+        return raw
+    return _Unpack(raw, fmt)
 
 
 @dataclass(frozen=True, slots=True)
 class Head:
     data: bytes  # the first bytes, decompressed
     problem: str | None  # the stream ended early, damaged
-    gzip: bool
+    compressed: bool
 
 
 def read_head(path: Path | None, data: bytes | None, size: int) -> Head:
@@ -181,7 +305,7 @@ def read_head(path: Path | None, data: bytes | None, size: int) -> Head:
         got = 0
         while got < size and (n := stream.readinto(view[got:]) or 0):
             got += n
-        return Head(bytes(buf[:got]), getattr(stream, "problem", None), isinstance(stream, _Gunzip))
+        return Head(bytes(buf[:got]), getattr(stream, "problem", None), isinstance(stream, _Gunzip | _Unpack))
 
 
 # ---- chunks ----
