@@ -241,3 +241,60 @@ def test_the_cli_follows_links_out_of_the_tree_only_with_follow(tmp_path: Path) 
         out = json.loads(run.stdout)
         seen.append(([Path(i["path"]).name for i in out["inputs"]], [Path(s["path"]).name for s in out["skipped"]]))
     assert seen == [(["rank_0.log"], ["s.log"]), (["rank_0.log", "s.log"], [])]
+
+
+# ---- hostile rule packs: YAML bombs, complex keys, packs that are no regular file ----
+
+LAUGHS = "a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+    f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 10)
+)
+COMPLEX_KEY = LAUGHS + "rules:\n  - id: x.y\n    ? *a9\n    : boom\n"
+RECURSIVE = "rules: &r\n  - *r\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        (LAUGHS + "rules: *a9\n", "aliases expand to more than"),
+        (COMPLEX_KEY, "a mapping key must be a scalar"),
+        ("rules:\n  - id: x.y\n    ? [a, b]\n    : c\n", "a mapping key must be a scalar"),
+        (RECURSIVE, "an alias that contains itself"),
+        ("rules: " + "[" * 5000 + "]" * 5000 + "\n", "invalid YAML"),
+        ("rules:\n" + "".join(" " * i + "-\n" for i in range(1, 2000)), "invalid YAML"),
+    ],
+    ids=["billion-laughs", "aliased-complex-key", "complex-key", "recursive", "deep-flow", "deep-block"],
+)
+def test_a_hostile_pack_is_refused_before_construction_in_one_line(tmp_path: Path, text: str, problem: str) -> None:
+    import signal
+
+    from rankautopsy.errors import RulePackError
+    from rankautopsy.rulepacks.loader import load_rules
+
+    pack = tmp_path / "bomb.yaml"
+    pack.write_text(text)
+    signal.signal(signal.SIGALRM, lambda *_: pytest.fail("the pack was not refused in bounded time"))
+    signal.alarm(60)  # a watchdog, not a timing assert: the bomb took 37 s and 9 GB before
+    try:
+        with pytest.raises(RulePackError) as caught:
+            load_rules([pack])
+    finally:
+        signal.alarm(0)
+    problems = caught.value.problems
+    assert len(problems) == 1 and problem in problems[0] and len(problems[0]) < 600, problems
+
+
+def test_a_pack_that_is_no_regular_file_is_refused_not_read(tmp_path: Path) -> None:
+    from rankautopsy.errors import RulePackError
+    from rankautopsy.rulepacks.loader import load_rules
+    from rankautopsy.rulepacks.yamlsafe import MAX_PACK_BYTES
+
+    packs = tmp_path / "packs"
+    packs.mkdir()
+    os.mkfifo(packs / "fifo.yaml")
+    (packs / "zero.yaml").symlink_to("/dev/zero")
+    (packs / "big.yaml").write_text("#" * (MAX_PACK_BYTES + 1))
+    with pytest.raises(RulePackError) as caught:
+        load_rules([packs])
+    by_name = {Path(p.split(":")[0]).name: p for p in caught.value.problems}
+    assert "not a regular file" in by_name["fifo.yaml"] and "not a regular file" in by_name["zero.yaml"]
+    assert "larger than" in by_name["big.yaml"]
