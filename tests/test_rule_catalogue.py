@@ -23,7 +23,7 @@ FACT_NAMES = frozenset(
 )  # fmt: skip
 PACKS = {
     "deepspeed", "gloo", "horovod", "kernel", "kubernetes", "lightning", "mpi", "native", "nccl", "nvidia", "progress",
-    "python", "pytorch", "ray", "slurm",
+    "python", "pytorch", "ray", "runtime", "slurm",
     "torchrun",
 }  # fmt: skip
 ROLE_CAUSES = {

@@ -3,6 +3,7 @@ faulthandler dump, one entry of torchrun's failure table) become one event each.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -210,7 +211,14 @@ def _event(stream: Stream, hit: Hit, rules: Sequence[CompiledRule], absorbed: se
         facts.update(_checked(assembled.facts))
         extra = assembled.lines
         absorbed.update(assembled.lines)
-    elif rule.assemble is not None:
+    elif rule.assemble is Assembly.RECORD and "exc_type" in facts:
+        facts["exc_msg"] = _unescaped(facts.get("exc_msg", ""))
+        text = f"{facts['exc_type']}: {facts['exc_msg']}" if facts["exc_msg"] else facts["exc_type"]
+        cause, role, by = classify(text, stream.kind, rules, rule.id, cause, role)
+        if by is not None:
+            facts = {**_checked(by.facts), **facts, "classified_by": by.rule.rule.id}
+            effects = effects | by.rule.rule.effects
+    elif rule.assemble is not None and rule.assemble is not Assembly.RECORD:
         assembled = _ASSEMBLERS[rule.assemble](stream, hit.index)
         facts.update(assembled.facts)
         extra = assembled.lines
@@ -247,6 +255,15 @@ def _event(stream: Stream, hit: Hit, rules: Sequence[CompiledRule], absorbed: se
         rank_from=rank_from if rank is not None else stream.rank_from[hit.index],
         effects=effects,
     )
+
+
+def _unescaped(text: str) -> str:
+    """A death record's message is a JSON string body; its escapes read back (a forged one stays as is)."""
+    try:
+        value = json.loads(f'"{text}"')
+    except ValueError:
+        return text
+    return value if isinstance(value, str) else text
 
 
 def _recorded_exception(facts: dict[str, str], kind: StreamKind, rules: Sequence[CompiledRule]) -> None:

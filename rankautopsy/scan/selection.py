@@ -37,8 +37,20 @@ from rankautopsy.sources.lines import SNIFF_LINES, Channel, Line, LineParser, St
 from rankautopsy.sources.read import Chunk, ChunkReader, open_bytes, segments, split_lines
 from rankautopsy.sources.sanitize import clean
 
-AFTER = {Assembly.TRACEBACK: 400, Assembly.FAULTHANDLER: 400, Assembly.TORCHRUN_TABLE: 80, Assembly.CONTINUED: 3}
-BEFORE = {Assembly.TRACEBACK: 2, Assembly.FAULTHANDLER: 0, Assembly.TORCHRUN_TABLE: 400, Assembly.CONTINUED: 0}
+AFTER = {
+    Assembly.TRACEBACK: 400,
+    Assembly.FAULTHANDLER: 400,
+    Assembly.TORCHRUN_TABLE: 80,
+    Assembly.CONTINUED: 3,
+    Assembly.RECORD: 0,
+}
+BEFORE = {
+    Assembly.TRACEBACK: 2,
+    Assembly.FAULTHANDLER: 0,
+    Assembly.TORCHRUN_TABLE: 400,
+    Assembly.CONTINUED: 0,
+    Assembly.RECORD: 0,
+}
 WALK_BYTES = 64 * 1024  # how far to look for a timestamped neighbour
 WALK_LINES = 256  # timestamp-looking lines read in one walk, at most
 MAX_SELECTED = 100_000  # lines kept for windows and neighbours; past this only hits are kept
