@@ -22,6 +22,7 @@ import typer
 from typer.core import TyperArgument
 
 from rankautopsy import __version__
+from rankautopsy.cli.drill import drill_command
 from rankautopsy.cli.explain import explain_command
 from rankautopsy.cli.rules import rules_app
 from rankautopsy.cli.scan import scan_command
@@ -57,6 +58,7 @@ app = typer.Typer(
 app.add_typer(rules_app, name="rules")
 app.command("explain")(explain_command)
 app.command("scan")(scan_command)
+app.command("drill")(drill_command)
 _state: dict[str, Any] = {"debug": False, "command": PROG}
 
 
