@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -171,11 +172,20 @@ def outcome_lines(v: Verdict) -> list[str]:
     return lines or ["There were failures, but none could be attributed to a first death."]
 
 
+_SHORT_OUTCOMES = {
+    Outcome.CLEAN: "clean: every rank finished",
+    Outcome.NO_FAILURE: "no failure seen, not every rank logged its end",
+    Outcome.UNDETERMINED: "undetermined: the first death cannot be named",
+}
+
+
 def summary_line(v: Verdict) -> str:
     """The verdict in one line: `rank 3 died first: host OOM (high)`."""
     fd = named(v)
+    if fd is None and v.outcome is Outcome.UNDETERMINED and v.first_death is not None:
+        return f"undetermined: {CAUSE_LABELS[v.first_death.cause][1]} on an unknown rank ({v.confidence.value})"
     if fd is None:
-        return f"{OUTCOME_LABELS[v.outcome][1]} ({v.confidence.value})"
+        return f"{_SHORT_OUTCOMES.get(v.outcome, OUTCOME_LABELS[v.outcome][1])} ({v.confidence.value})"
     short = CAUSE_LABELS[fd.cause][1]
     if fd.rank is None:
         return f"the job ended first: {short} ({v.confidence.value})"
@@ -210,6 +220,18 @@ def decisive_evidence(d: Diagnosis) -> Evidence | None:
         if e.role is Role.CAUSE and e.rule == fd.rule and e.rank == fd.rank and e.where in kept:
             return kept[e.where]
     return fd.evidence[0]
+
+
+def decisive_line(d: Diagnosis) -> Evidence | None:
+    """The evidence line that says what happened: the one holding the first death's detail (a traceback's
+    `Type: message` line, not its header), else `decisive_evidence`."""
+    fd = d.verdict.first_death
+    detail = fd.detail.strip() if fd is not None else ""
+    if fd is not None and detail:
+        for ev in fd.evidence:
+            if detail in ev.text:
+                return ev
+    return decisive_evidence(d)
 
 
 def rank_events(d: Diagnosis, indices: Iterable[int]) -> list[Event]:
@@ -314,3 +336,158 @@ def group_ranks(ranks: Iterable[RankReport]) -> list[RankGroup]:
     for r in sorted(ranks, key=lambda r: (r.fate is not Fate.FIRST_DEATH, r.rank)):
         groups.setdefault((r.fate, r.summary), RankGroup(r.fate, r.summary)).add(r)
     return list(groups.values())
+
+
+# ---- what each rank did, in groups of the same story -------------------------------------------
+
+_FATE_ORDER = {fate: n for n, fate in enumerate(Fate)}
+
+
+def exception_line(e: Event) -> str | None:
+    """`Type: message` of an event that carries an exception (a traceback's point, not its header)."""
+    kind = e.facts.get("exc_type")
+    if not kind:
+        return None
+    message = e.facts.get("exc_msg", "").strip()
+    return f"{kind}: {message}" if message else kind
+
+
+def rule_title(d: Diagnosis, e: Event) -> str:
+    """What the line is, in the words of the rule that classified it (its id when no title is known)."""
+    rule = e.facts.get("classified_by") or e.rule
+    return d.rule_titles.get(rule, rule)
+
+
+def defining_event(d: Diagnosis, r: RankReport) -> Event | None:
+    """The event that tells this rank's fate: its own cause, the symptom it waited on, its teardown."""
+    if r.fate in (Fate.FIRST_DEATH, Fate.DIED):
+        roles = (Role.CAUSE,)
+    elif r.fate in (Fate.COLLATERAL, Fate.TORN_DOWN):
+        roles = (Role.SYMPTOM,)
+    else:
+        return None
+    own = [e for e in rank_events(d, r.events) if e.role in roles and e.rank == r.rank]
+    if not own:
+        return None
+    teardown = r.fate is Fate.TORN_DOWN
+    return min(own, key=lambda e: (teardown != (e.cause is Cause.LAUNCHER_TEARDOWN), _time_key(e)))
+
+
+def _time_key(e: Event) -> datetime:
+    return utc(e.time.earliest) if e.time is not None else datetime.max.replace(tzinfo=UTC)
+
+
+def story(d: Diagnosis, e: Event, fate: Fate) -> tuple[str, str]:
+    """(`peer lost`, `Gloo peer closed the connection`): the cause in short, and the rule's title."""
+    # a traceback's own rule says only "traceback": the rule that classified it, or its type, says more
+    classified = bool(e.facts.get("classified_by"))
+    detail = rule_title(d, e) if classified else e.facts.get("exc_type") or rule_title(d, e)
+    if fate is Fate.TORN_DOWN and e.cause is Cause.LAUNCHER_TEARDOWN:
+        return "", detail  # "torn down: launcher teardown" would say it twice
+    return CAUSE_LABELS[e.cause][1], detail
+
+
+@dataclass
+class FateGroup:
+    """Ranks with the same fate and the same story, whatever their times, steps and hosts."""
+
+    fate: Fate
+    cause: str  # the defining event's cause, in short ("" when the fate says it)
+    detail: str  # its rule's title
+    ranks: list[int] = field(default_factory=list)
+    hosts: set[str] = field(default_factory=set)
+    times: list[datetime] = field(default_factory=list)  # of each rank's defining event
+    seen: list[datetime] = field(default_factory=list)
+    steps: list[int] = field(default_factory=list)
+    exitcodes: set[int | None] = field(default_factory=set)
+
+    def add(self, r: RankReport, e: Event | None) -> None:
+        self.ranks.append(r.rank)
+        self.hosts.add(r.host or "?")
+        if e is not None and e.time is not None:
+            self.times.append(e.time.earliest)
+        self.seen.extend([r.last_seen] if r.last_seen else [])
+        self.steps.extend([] if r.last_step is None else [r.last_step])
+        self.exitcodes.add(r.exitcode)
+
+    def label(self) -> str:
+        return f"rank{'s' if len(self.ranks) > 1 else ''} {rank_ranges(self.ranks)}"
+
+    def text(self, with_date: bool, many_hosts: bool) -> str:
+        """`collateral: peer lost at 09:24:12, step 5, exit code -15 — Gloo peer closed the connection`:
+        the facts a reader compares first, the rule's words last (they are the first cut at 80 columns)."""
+        words = FATE_LABELS[self.fate][0].lower() + (f": {self.cause}" if self.cause else "")
+        if self.times:
+            words += f" at {_between(self.times, with_date)}"
+        elif self.seen:
+            words += f", last seen {_between(self.seen, with_date)}"
+        steps = sorted(set(self.steps))
+        if steps:
+            words += f", step {steps[0]}" if len(steps) == 1 else f", steps {steps[0]}-{steps[-1]}"
+        code = next(iter(self.exitcodes)) if len(self.exitcodes) == 1 else None
+        if code is not None and not (code == 0 and self.fate is Fate.EXITED_CLEAN):
+            words += f", exit code {code}"
+        if many_hosts:
+            words += f", on {plain(min(self.hosts))}" if len(self.hosts) == 1 else f", on {len(self.hosts):,} hosts"
+        return words + (f" — {self.detail}" if self.detail else "")
+
+
+def _between(times: Sequence[datetime], with_date: bool) -> str:
+    seen = sorted({hms(t, with_date) for t in times})
+    return seen[0] if len(seen) == 1 else f"{seen[0]}-{seen[-1]}"
+
+
+def hms(at: datetime, with_date: bool) -> str:
+    at = utc(at)
+    return f"{at:%m-%d %H:%M:%S}" if with_date else f"{at:%H:%M:%S}"
+
+
+def fate_groups(d: Diagnosis) -> list[FateGroup]:
+    """One group per fate and story: the first death's first, then by fate and lowest rank."""
+    groups: dict[tuple[Fate, str, str], FateGroup] = {}
+    for r in sorted(d.ranks, key=lambda r: (_FATE_ORDER[r.fate], r.rank)):
+        e = defining_event(d, r)
+        cause, detail = story(d, e, r.fate) if e is not None else ("", "")
+        groups.setdefault((r.fate, cause, detail), FateGroup(r.fate, cause, detail)).add(r, e)
+    return list(groups.values())
+
+
+def fate_counts(ranks: Iterable[RankReport]) -> str:
+    """`2 collateral, 1 torn down`: every rank but the culprit, by fate."""
+    counts: dict[Fate, int] = {}
+    for r in ranks:
+        if r.fate is not Fate.FIRST_DEATH:
+            counts[r.fate] = counts.get(r.fate, 0) + 1
+    ordered = sorted(counts.items(), key=lambda item: _FATE_ORDER[item[0]])
+    return ", ".join(f"{n:,} {FATE_LABELS[fate][0].lower()}" for fate, n in ordered)
+
+
+# ---- remediation layers ------------------------------------------------------------------------
+
+FIX_CAUSE = "Fix the cause: "  # the label the diagnosis puts on the cause-specific steps
+
+
+def remediation_layers(v: Verdict) -> tuple[list[str], list[str]]:
+    """The cause-specific steps (their label removed), and the general ones (timeouts, detection)."""
+    own = [step.removeprefix(FIX_CAUSE) for step in v.remediation if step.startswith(FIX_CAUSE)]
+    return own, [step for step in v.remediation if not step.startswith(FIX_CAUSE)]
+
+
+# ---- paths -------------------------------------------------------------------------------------
+
+
+def common_dir(d: Diagnosis) -> str:
+    """The deepest directory holding every input read (`""` when they share none worth naming)."""
+    paths = [i.path for i in d.inputs if i.path and not i.path.startswith(("<", "-"))]
+    if not paths:
+        return ""
+    try:
+        common = os.path.commonpath([os.path.dirname(p) or "." for p in paths])
+    except ValueError:  # absolute and relative paths mixed
+        return ""
+    return "" if common in (".", "", os.sep) else common
+
+
+def relative(path: str, base: str) -> str:
+    prefix = base.rstrip(os.sep) + os.sep
+    return path[len(prefix) :] if base and path.startswith(prefix) else path

@@ -1,36 +1,33 @@
-"""The terminal report: the verdict first, then the other ranks, the timeline and what to do.
+"""The terminal report, shaped like ruff's, mypy's and rustc's: the verdict and its decisive line first,
+one line per group of ranks, a short timeline, the cause's own remediation, and a last line that repeats
+the verdict, so the end of a CI log says what happened.
 
-All text that comes from the model (log lines, hosts, summaries, rule-pack remediation) reaches
-rich only as `Text` built from `sanitize.clean(...)`, so it is never parsed as markup and never
-carries an escape sequence, whatever the console's settings.
+Every line is laid out here, at the console's width: prose wraps at word boundaries (never one word per
+line), rows are cut with an ellipsis. All text that comes from the model (log lines, hosts, file names,
+rule-pack remediation) reaches rich only as `Text` built from `plain(...)`, so it is never parsed as
+markup and never carries an escape sequence, whatever the console's settings.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import IO, TypeVar
 
-from rich import box
-from rich.console import Console, Group, NewLine, RenderableType
-from rich.padding import Padding
-from rich.panel import Panel
-from rich.rule import Rule
-from rich.table import Table
+from rich.cells import cell_len, chop_cells
+from rich.console import Console
 from rich.text import Text
 
 from rankautopsy.model import (
-    Cause,
     Confidence,
     Diagnosis,
     Event,
     Evidence,
-    Fate,
     FirstDeath,
-    RankReport,
+    Outcome,
     Role,
-    TimeSpan,
     Verdict,
 )
 from rankautopsy.render._labels import (
@@ -38,19 +35,24 @@ from rankautopsy.render._labels import (
     FATE_LABELS,
     OUTCOME_LABELS,
     PHASE_LABELS,
-    RankGroup,
     all_times,
     clip,
     clock,
-    evidence_blocks,
-    group_ranks,
+    common_dir,
+    decisive_line,
+    exception_line,
+    fate_counts,
+    fate_groups,
     headline,
     is_clean,
     named,
     outcome_lines,
     plain,
     rank_ranges,
+    relative,
+    remediation_layers,
     rule_text,
+    rule_title,
     ruled_out_line,
     summary_line,
     utc,
@@ -58,10 +60,12 @@ from rankautopsy.render._labels import (
 )
 
 EVIDENCE_CHARS = 240
-TIMELINE_CHARS = 100
-TIMELINE_ROWS = 20
-GROUP_ABOVE_RANKS = 64
-MAX_RANK_GROUPS = 32
+MIN_WIDTH = 40
+KEY_WIDTH = 12  # "confidence" and two spaces
+TIMELINE_ROWS = (8, 40)  # (default, --verbose)
+RANK_GROUPS = (8, 32)
+LIST_ITEMS = (3, 20)  # notes, skipped inputs, unattributed causes
+RANK_SHARE = 3  # a rank column takes at most a third of the width
 T = TypeVar("T")
 
 
@@ -74,6 +78,13 @@ _CONFIDENCE_STYLES = {
     Confidence.HIGH: "bold",
     Confidence.MEDIUM: "yellow",
     Confidence.LOW: "bold yellow",
+}
+_OUTCOME_STYLES = {
+    Outcome.CLEAN: "bold green",
+    Outcome.NO_FAILURE: "bold green",
+    Outcome.UNDETERMINED: "bold yellow",
+    Outcome.FIRST_DEATH: "bold red",
+    Outcome.HANG: "bold red",
 }
 
 
@@ -92,194 +103,317 @@ def make_console(file: IO[str] | None = None, width: int | None = None, color: b
 
 
 def render_terminal(d: Diagnosis, console: Console, *, checklist: bool = False, verbose: bool = False) -> None:
-    for part in build_report(d):
-        console.print(part)
+    for line in report_lines(d, console.width, checklist=checklist, verbose=verbose):
+        console.print(line, no_wrap=True, overflow="ellipsis", crop=True)
 
 
-def build_report(d: Diagnosis) -> list[RenderableType]:
-    """The report as rich renderables, in reading order."""
-    v = d.verdict
-    clean_run = is_clean(v)
-    days = sorted({utc(t).date() for t in all_times(d)})
-    with_date = len(days) > 1
-    timeline = f"Timeline (UTC, {days[0].isoformat()})" if len(days) == 1 else "Timeline (UTC)"
-    parts: list[RenderableType] = [_verdict_panel(d, clean_run)]
-    ranks_title = "What the ranks did" if named(v) is None else "What the other ranks did"
-    parts += _section(ranks_title, _ranks_table(d.ranks, with_date) if d.ranks else None)
-    parts += _section(timeline, _timeline(d, with_date))
-    parts += _section("Ruled out", _bullets("-", [ruled_out_line(r.rank, r.why) for r in v.ruled_out]))
-    if not clean_run:
-        parts += _section("Reasoning", _bullets("#", v.reasoning))
-    parts += _section("What to do", _bullets("[ ]", v.remediation))
-    if named(v) is not None or clean_run:
-        parts += _section("Notes", _bullets("-", v.notes))
-    skipped = [f"{s.path}: {s.reason}" for s in d.skipped]
-    parts += _section("Skipped inputs", _bullets("-", skipped))
-    parts += [NewLine(), Text(summary_line(v), style="bold")]
-    return parts
+def report_lines(d: Diagnosis, width: int, *, checklist: bool = False, verbose: bool = False) -> list[Text]:
+    """The report, one `Text` per screen line, none wider than `width`."""
+    report = _Report(d, max(width, MIN_WIDTH), verbose)
+    report.verdict()
+    report.ranks()
+    report.timeline()
+    if verbose:
+        report.reasoning()
+    report.remediation(checklist)
+    report.notes()
+    summary = Text(plain(_summary(d)), style=_OUTCOME_STYLES[d.verdict.outcome])
+    report.lines += [Text(), _cut(summary, report.width)]
+    return report.lines
 
 
-def _t(text: str, style: str = "") -> Text:
-    return Text(plain(text), style=style)
+def _summary(d: Diagnosis) -> str:
+    """`rank 2 died first: exception (high) — 2 collateral, 1 torn down`."""
+    counts = fate_counts(d.ranks)
+    return summary_line(d.verdict) + (f" — {counts}" if counts else "")
 
 
-def _section(title: str, body: RenderableType | None) -> list[RenderableType]:
-    if body is None:
-        return []
-    return [NewLine(), Rule(Text(title, style="bold"), align="left", style="dim"), body]
+# ---- text layout -------------------------------------------------------------------------------
 
 
-def _bullets(marker: str, lines: Sequence[str]) -> Table | None:
-    if not lines:
-        return None
-    grid = Table.grid(padding=(0, 1))
-    grid.add_column(no_wrap=True, style="dim")
-    grid.add_column(overflow="fold")
-    for n, line in enumerate(lines, start=1):
-        grid.add_row(Text(f"{n}." if marker == "#" else marker), _t(line))
-    return grid
+def wrap(text: str, width: int) -> list[str]:
+    """Greedy word wrap by terminal cells. A word wider than the line is cut; a last line of one word
+    takes the word before it, so wrapping never leaves a word alone on a line."""
+    lines: list[list[str]] = []
+    current: list[str] = []
+    used = 0
+    for word in text.split():
+        if cell_len(word) > width:
+            *whole, word = chop_cells(word, width)
+            if current:
+                lines.append(current)
+            lines += [[piece] for piece in whole]
+            current, used = [], 0
+        extra = cell_len(word) + (1 if current else 0)
+        if current and used + extra > width:
+            lines.append(current)
+            current, used, extra = [], 0, cell_len(word)
+        current.append(word)
+        used += extra
+    if current:
+        lines.append(current)
+    if len(lines) > 1 and len(lines[-1]) == 1 and len(lines[-2]) > 1:
+        moved = [lines[-2][-1], *lines[-1]]
+        if cell_len(" ".join(moved)) <= width:
+            lines[-2].pop()
+            lines[-1] = moved
+    return [" ".join(line) for line in lines] or [""]
 
 
-# ---- verdict panel ---------------------------------------------------------------------------
+def _cut(text: Text, width: int) -> Text:
+    if cell_len(text.plain) > width:
+        text.truncate(width, overflow="ellipsis")
+    return text
 
 
-def _verdict_panel(d: Diagnosis, clean_run: bool) -> Panel:
-    v = d.verdict
-    fd = named(v)
-    if fd is not None:
-        return _death_panel(fd, v)
-    title, words = OUTCOME_LABELS[v.outcome]
-    if clean_run:
-        return _empty_panel(title, words, v.reasoning, "green")
-    return _empty_panel(f"{title} ({v.confidence.value})", words, outcome_lines(v), "yellow")
+def _pad(text: str, width: int) -> str:
+    return text + " " * max(width - cell_len(text), 0)
 
 
-def _empty_panel(title: str, headline: str, lines: Sequence[str], colour: str) -> Panel:
-    parts: list[RenderableType] = [Text(headline, style=f"bold {colour}")]
-    if lines:
-        parts += [Text(), _bullets("-", lines) or Text()]
-    return _panel(title, Group(*parts), colour)
+class _Report:
+    def __init__(self, d: Diagnosis, width: int, verbose: bool) -> None:
+        self.d = d
+        self.v: Verdict = d.verdict
+        self.width = width
+        self.verbose = verbose
+        self.with_date = len({utc(t).date() for t in all_times(d)}) > 1
+        self.base = common_dir(d)
+        self.lines: list[Text] = []
+
+    def budget(self, sizes: tuple[int, int]) -> int:
+        return sizes[1] if self.verbose else sizes[0]
+
+    def path(self, source: str) -> str:
+        return plain(relative(source, self.base))
+
+    def heading(self, title: str) -> None:
+        self.lines += [Text(), Text(title, style="bold")]
+
+    def prose(self, text: str, indent: int, marker: str = "", style: str = "") -> None:
+        """`text` wrapped under `indent` spaces; `marker` (a bullet, a number) hangs before its first line."""
+        lead = " " * indent
+        hang = " " * (indent + cell_len(marker))
+        for n, line in enumerate(wrap(plain(text), self.width - cell_len(hang))):
+            first = n == 0
+            self.lines.append(Text(lead + marker if first else hang, style="dim") + Text(line, style=style))
+
+    def row(self, *cells: tuple[str, str]) -> None:
+        """One line of (text, style) cells, cut with an ellipsis at the width."""
+        text = Text()
+        for words, style in cells:
+            text.append(plain(words), style=style)
+        self.lines.append(_cut(text, self.width))
+
+    def key(self, name: str, value: str, style: str = "") -> None:
+        """`  name        value`, the value wrapped under itself."""
+        indent = 2 + KEY_WIDTH
+        for n, line in enumerate(wrap(plain(value), self.width - indent)):
+            lead = Text(_pad(f"  {name}" if n == 0 else "", indent), style="dim")
+            self.lines.append(lead + Text(line, style=style))
+
+    # ---- the verdict --------------------------------------------------------------------------
+
+    def verdict(self) -> None:
+        fd = named(self.v)
+        if fd is not None:
+            self.death(fd)
+            return
+        words = OUTCOME_LABELS[self.v.outcome][1]
+        self.prose(words, 0, style=_OUTCOME_STYLES[self.v.outcome])
+        self.lines.append(Text())
+        self.confidence()
+        self.inputs()
+        lines = self.v.reasoning if is_clean(self.v) else outcome_lines(self.v)
+        if lines:
+            self.lines.append(Text())
+        for line in lines:
+            self.prose(line, 2, "- ")
+        self.unattributed()
+
+    def death(self, fd: FirstDeath) -> None:
+        self.prose(headline(fd, plain(fd.host) if fd.host else None, fd.pid), 0, style="bold red")
+        decisive = decisive_line(self.d)
+        if decisive is not None:
+            self.lines.append(Text())
+            self.evidence(decisive, bold=True)
+        self.lines.append(Text())
+        self.key("when", f"{when_text(fd.time)}, during {PHASE_LABELS[fd.phase]}")
+        if fd.detail and (decisive is None or fd.detail.strip() not in decisive.text):
+            self.key("detail", clip(fd.detail, EVIDENCE_CHARS), "bold")
+        self.confidence()
+        title = self.d.rule_titles.get(fd.rule, "") if fd.rule is not None else ""
+        self.key("rule", f"{rule_text(fd)}: {title}" if title else rule_text(fd))
+        others = [ev for ev in fd.evidence if ev is not decisive]
+        if others and not self.verbose:
+            also = ", ".join(f"{self.path(ev.where.source)}:{ev.where.line}" for ev in others)
+            self.row((_pad("  see also", 2 + KEY_WIDTH), "dim"), (also, "dim"))
+        self.inputs()
+        if others and self.verbose:
+            self.lines.append(Text())
+            for ev in others:
+                self.evidence(ev, bold=False)
+
+    def evidence(self, ev: Evidence, bold: bool) -> None:
+        """`path:line` on its own line, the line's text under it (rustc's `-->`, without the art)."""
+        self.row(("  ", ""), (f"{self.path(ev.where.source)}:{ev.where.line}", "bold cyan" if bold else "cyan"))
+        self.prose(clip(ev.text.strip(), EVIDENCE_CHARS), 4, style="bold" if bold else "")
+
+    def confidence(self) -> None:
+        v = self.v
+        self.key("confidence", v.confidence.value, _CONFIDENCE_STYLES[v.confidence])
+        if v.caps:
+            self.key("not higher", "; ".join(v.caps), "dim")
+
+    def inputs(self) -> None:
+        n = len(self.d.inputs)
+        lines = sum(i.lines for i in self.d.inputs)
+        read = f"{n:,} file{'' if n == 1 else 's'}, {lines:,} line{'' if lines == 1 else 's'}"
+        where = f"{plain(self.base)}/ — {read}" if self.base else read
+        self.key("read", where, "dim")
+
+    def unattributed(self) -> None:
+        causes = self.v.unattributed
+        shown = causes[: self.budget(LIST_ITEMS)]
+        if shown:
+            self.lines.append(Text())
+        for u in shown:
+            self.evidence(Evidence(u.where, u.text), bold=False)
+        if len(causes) > len(shown):
+            self.row(("  ", ""), (f"… {len(causes) - len(shown)} more (-v to show)", "dim"))
+
+    # ---- the other ranks ----------------------------------------------------------------------
+
+    def ranks(self) -> None:
+        groups = [g for g in fate_groups(self.d) if not (named(self.v) and g.ranks == [self._culprit()])]
+        if not groups:
+            return
+        self.heading("What the ranks did" if named(self.v) is None else "What the other ranks did")
+        shown = groups[: self.budget(RANK_GROUPS)]
+        many_hosts = len({r.host for r in self.d.ranks}) > 1
+        column = min(max(cell_len(g.label()) for g in shown), self.width // RANK_SHARE)
+        for g in shown:
+            label = _pad(clip(g.label(), column), column)
+            style = FATE_LABELS[g.fate][1]
+            self.row(("  ", ""), (label, "bold"), ("  ", ""), (g.text(self.with_date, many_hosts), style))
+        if len(groups) > len(shown):
+            self.row(("  ", ""), (f"… {len(groups) - len(shown)} more groups (-v to show more)", "dim"))
+
+    def _culprit(self) -> int | None:
+        fd = named(self.v)
+        return None if fd is None else fd.rank
+
+    # ---- the timeline -------------------------------------------------------------------------
+
+    def timeline(self) -> None:
+        fd = self.v.first_death
+        runs = _runs(sorted((e for e in self.d.events if _significant(e)), key=_order_key), fd)
+        if not runs:
+            return
+        days = sorted({utc(t).date() for t in all_times(self.d)})
+        self.heading(f"Timeline (UTC, {days[0].isoformat()})" if len(days) == 1 else "Timeline (UTC)")
+        keep = [_is_first_death_event(run[0], fd) for run in runs]
+        items = elide(runs, keep, self.budget(TIMELINE_ROWS))
+        shown = [item for item in items if not isinstance(item, Elided)]
+        column = min(max(cell_len(_ranks_text(run)) for run in shown), self.width // RANK_SHARE)
+        stamp = len(clock(datetime(2000, 1, 1, tzinfo=UTC), self.with_date))
+        for item in items:
+            if isinstance(item, Elided):
+                self.row(("  ", ""), (_pad("…", stamp + 2 + column + 2), "dim"), (f"{item.count:,} more", "dim"))
+            else:
+                self.timeline_row(item, _is_first_death_event(item[0], fd), column)
+
+    def timeline_row(self, run: Sequence[Event], culprit: bool, column: int) -> None:
+        e = run[0]
+        at = clock(None if e.time is None else e.time.earliest, self.with_date)
+        label = CAUSE_LABELS[e.cause][1] if e.role in (Role.CAUSE, Role.SYMPTOM) else rule_title(self.d, e)
+        style = "bold red" if culprit else ""
+        message = _message(self.d, e)
+        more = f"{' ' if message else ''}(and {len(run) - 1:,} more like it)" if len(run) > 1 else ""
+        self.row(
+            ("  ", ""),
+            (at, "dim"),
+            ("  ", ""),
+            (_pad(clip(_ranks_text(run), column), column), style),
+            ("  ", ""),
+            (f"{label}: " if message or more else label, style or _role_style(e.role)),
+            (message + more, style),
+        )
+
+    # ---- reasoning, remediation, notes ---------------------------------------------------------
+
+    def reasoning(self) -> None:
+        if self.v.reasoning and not is_clean(self.v) and named(self.v) is not None:
+            self.heading("Reasoning")
+            for n, line in enumerate(self.v.reasoning, start=1):
+                self.prose(self._relative_text(line), 2, f"{n}. ")
+        if self.v.ruled_out:
+            self.heading("Ruled out")
+            for r in self.v.ruled_out:
+                self.prose(self._relative_text(ruled_out_line(r.rank, r.why)), 2, "- ")
+
+    def _relative_text(self, text: str) -> str:
+        return text.replace(self.base + "/", "") if self.base else text
+
+    def remediation(self, checklist: bool) -> None:
+        own, general = remediation_layers(self.v)
+        if not own and not general:
+            return
+        self.heading("What to do")
+        steps = [*own, *general] if checklist else own
+        for n, step in enumerate(steps, start=1):
+            self.prose(step, 2, f"{n}. ")
+        fd = self.v.first_death
+        if general and not checklist:
+            explain = f", or rankautopsy explain {fd.cause.value}" if fd is not None else ""
+            noun = "step" if len(general) == 1 else "steps"
+            layers = f"+ {len(general)} general {noun}: see --checklist{explain}"
+            self.prose(layers, 2, style="dim")
+
+    def notes(self) -> None:
+        notes = list(self.v.notes) if named(self.v) is not None or is_clean(self.v) else []
+        skipped = [f"skipped {s.path}: {s.reason}" for s in self.d.skipped]
+        items = notes + skipped
+        if not items:
+            return
+        self.heading("Notes")
+        shown = items[: self.budget(LIST_ITEMS)]
+        for item in shown:
+            self.prose(self._relative_text(item), 2, "- ")
+        if len(items) > len(shown):
+            self.row(("  ", ""), (f"… {len(items) - len(shown)} more (-v to show)", "dim"))
 
 
-def _panel(title: str, body: RenderableType, colour: str) -> Panel:
-    heading = Text(f"rankautopsy — {title}", style=f"bold {colour}")
-    return Panel(body, title=heading, title_align="left", border_style=colour, padding=(1, 2))
+# ---- timeline rows -----------------------------------------------------------------------------
 
 
-def _death_panel(fd: FirstDeath, v: Verdict) -> Panel:
-    hang = fd.cause is Cause.HANG
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(style="dim", no_wrap=True)
-    grid.add_column(overflow="fold")
-    grid.add_row("when", _when(fd.time))
-    grid.add_row("phase", Text(PHASE_LABELS[fd.phase]))
-    if fd.detail:
-        grid.add_row("detail", _t(fd.detail, "bold"))
-    grid.add_row("confidence", Text(v.confidence.value, style=_CONFIDENCE_STYLES[v.confidence]))
-    if v.caps:
-        grid.add_row("not higher", _t("; ".join(v.caps), "dim"))
-    grid.add_row("rule", _t(rule_text(fd), "dim"))
-    grid.add_row("evidence", _evidence(fd.evidence))
-    body = Group(_headline(fd), Text(), grid)
-    return _panel("hang culprit" if hang else "first death", body, "red")
+def _ranks_text(run: Sequence[Event]) -> str:
+    ranks = sorted({e.rank for e in run if e.rank is not None})
+    if not ranks:
+        return "-"
+    return f"rank{'s' if len(ranks) > 1 else ''} {rank_ranges(ranks)}"
 
 
-def _headline(fd: FirstDeath) -> Text:
-    return Text(headline(fd, plain(fd.host) if fd.host else None, fd.pid), style="bold red")
+def _message(d: Diagnosis, e: Event) -> str:
+    """What the line says: for a symptom another rule recognised, that rule's title (the survivor's
+    exception is long and says less); else a traceback's exception line, or the text without its header."""
+    if e.role is Role.SYMPTOM and e.facts.get("classified_by"):
+        return rule_title(d, e)
+    text = exception_line(e) or _without_header(e.text)
+    return text if any(c.isalpha() for c in text) else ""  # `[1]:` says nothing the rule's title does not
 
 
-def _evidence(evidence: Sequence[Evidence]) -> RenderableType:
-    if not evidence:
-        return Text("none kept", style="dim")
-    # the path on its own line, each evidence line's number and text under it: a long path never squeezes
-    # the text into a column one word wide (a CI log is 80 columns)
-    lines: list[RenderableType] = []
-    for block in evidence_blocks(evidence):
-        lines.append(_t(block[0].where.source, "dim"))
-        grid = Table.grid(padding=(0, 1))
-        grid.add_column(style="dim", no_wrap=True, justify="right")
-        grid.add_column(overflow="fold")
-        for ev in block:
-            grid.add_row(Text(str(ev.where.line)), _t(clip(ev.text, EVIDENCE_CHARS)))
-        lines.append(Padding(grid, (0, 0, 0, 2)))
-    return Group(*lines)
+def _without_header(text: str) -> str:
+    """The message after a glog/c10 header (`W1129 09:24:13.130000 8855 file.py:1028] `): the time is
+    in its own column and the source file is noise on one screen."""
+    head, sep, rest = text.strip().partition("] ")
+    head = head.removeprefix("[")
+    if sep and rest.strip() and len(head) < 120 and head[:1] in "FEWIVC" and head[1:5].isdigit():
+        text = rest
+    return _PG_TAG.sub("", text.strip(), count=1)
 
 
-# ---- times -----------------------------------------------------------------------------------
-
-
-def _when(span: TimeSpan | None) -> Text:
-    return Text(when_text(span), style="dim" if span is None else "")
-
-
-# ---- ranks -----------------------------------------------------------------------------------
-
-
-def _ranks_table(ranks: Sequence[RankReport], with_date: bool) -> Table:
-    ordered = sorted(ranks, key=lambda r: r.rank)
-    if len(ordered) > GROUP_ABOVE_RANKS:
-        return _rank_groups(ordered, with_date)
-    table = _table()
-    table.add_column("rank", justify="right", no_wrap=True)
-    table.add_column("host", overflow="fold", max_width=16)
-    table.add_column("fate", no_wrap=True)
-    table.add_column("last seen", no_wrap=True)
-    table.add_column("step", justify="right", no_wrap=True)
-    table.add_column("what happened", overflow="fold")
-    for r in ordered:
-        table.add_row(*_rank_row(r, with_date))
-    return table
-
-
-def _table() -> Table:
-    return Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
-
-
-def _fate_text(fate: Fate) -> Text:
-    label, style = FATE_LABELS[fate]
-    return Text(label, style=style)
-
-
-def _rank_row(r: RankReport, with_date: bool) -> list[Text]:
-    style = "bold red" if r.fate is Fate.FIRST_DEATH else ""
-    return [
-        Text(str(r.rank), style=style),
-        _t(r.host or "?"),
-        _fate_text(r.fate),
-        Text(clock(r.last_seen, with_date)),
-        Text("?" if r.last_step is None else str(r.last_step)),
-        _t(r.summary, style),
-    ]
-
-
-def _rank_groups(ordered: Sequence[RankReport], with_date: bool) -> Table:
-    """Many ranks: one entry per (fate, summary), its ranks as ranges."""
-    groups = group_ranks(ordered)
-    shown = groups[:MAX_RANK_GROUPS]
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(overflow="fold", max_width=28)
-    grid.add_column(overflow="fold")
-    for g in shown:
-        style = "bold red" if g.fate is Fate.FIRST_DEATH else ""
-        label = f"rank{'s' if len(g.ranks) > 1 else ''} {rank_ranges(g.ranks)}"
-        grid.add_row(Text(label, style=style), _group_text(g, with_date))
-    if len(groups) > len(shown):
-        grid.add_row(Text(), Text(f"… {len(groups) - len(shown)} more groups", style="dim"))
-    return grid
-
-
-def _group_text(g: RankGroup, with_date: bool) -> Text:
-    style = "bold red" if g.fate is Fate.FIRST_DEATH else ""
-    text = _fate_text(g.fate).append(": ").append(_t(g.summary, style))
-    facts = [f"{len(g.ranks):,} rank{'s' if len(g.ranks) > 1 else ''} on {g.hosts_text()}"]
-    if g.seen:
-        facts.append(f"last seen {g.seen_text(with_date)}")
-    if g.steps:
-        facts.append(f"step {g.steps_text()}")
-    return text.append("\n" + ", ".join(facts), style="dim")
-
-
-# ---- timeline --------------------------------------------------------------------------------
+# c10d's `[PG ID 0 PG GUID 0(default_pg) Rank 5] ` before its messages: the rank has its own column
+_PG_TAG = re.compile(r"^\[PG ID [^\]]{0,80}\] +(?=\S)")
 
 
 def _significant(e: Event) -> bool:
@@ -317,7 +451,7 @@ def _runs(events: Sequence[Event], fd: FirstDeath | None) -> list[list[Event]]:
 
 
 def _same_run(a: Event, b: Event, fd: FirstDeath | None) -> bool:
-    if a.rule != b.rule or a.rank is None or b.rank is None:
+    if a.rule != b.rule or a.cause != b.cause or a.rank is None or b.rank is None:
         return False
     return not (_is_first_death_event(a, fd) or _is_first_death_event(b, fd))
 
@@ -340,41 +474,6 @@ def elide(items: Sequence[T], keep: Sequence[bool], budget: int) -> list[T | Eli
     if previous < len(items) - 1:
         out.append(Elided(len(items) - 1 - previous))
     return out
-
-
-def _timeline(d: Diagnosis, with_date: bool) -> Table | None:
-    fd = d.verdict.first_death
-    runs = _runs(sorted((e for e in d.events if _significant(e)), key=_order_key), fd)
-    if not runs:
-        return None
-    table = _table()
-    table.add_column("time", no_wrap=True)
-    table.add_column("rank", justify="right", overflow="fold", max_width=16)
-    table.add_column("what", no_wrap=True)
-    table.add_column("line", overflow="fold")
-    keep = [_is_first_death_event(run[0], fd) for run in runs]
-    for item in elide(runs, keep, TIMELINE_ROWS):
-        if isinstance(item, Elided):
-            gap = Text(f"… {item.count} more", style="dim")
-            table.add_row(Text("…", style="dim"), Text(), Text(), gap)
-        else:
-            table.add_row(*_timeline_row(item, _is_first_death_event(item[0], fd), with_date))
-    return table
-
-
-def _timeline_row(run: Sequence[Event], culprit: bool, with_date: bool) -> list[Text]:
-    e = run[0]
-    style = "bold red" if culprit else ""
-    ranks = [x.rank for x in run if x.rank is not None]
-    text = _t(clip(e.text, TIMELINE_CHARS), style)
-    if len(run) > 1:
-        text.append(f" (and {len(run) - 1:,} more like it)", style="dim")
-    return [
-        Text(clock(None if e.time is None else e.time.earliest, with_date), style="dim"),
-        Text(rank_ranges(ranks) if ranks else "-", style=style),
-        Text(e.rule if e.cause is Cause.CONTEXT else CAUSE_LABELS[e.cause][1], style=style or _role_style(e.role)),
-        text,
-    ]
 
 
 def _role_style(role: Role) -> str:
