@@ -16,6 +16,7 @@ import hashlib
 import os
 import secrets
 import stat
+import sys
 from pathlib import Path
 
 CACHE_ENV = "RANKAUTOPSY_CACHE_DIR"  # a directory, or "off"
@@ -24,19 +25,25 @@ MAX_ENTRY = 64 * 1024 * 1024  # bytes: larger entries are neither written nor re
 
 
 def cache_dir() -> Path | None:
-    """$RANKAUTOPSY_CACHE_DIR ("off": none), else $XDG_CACHE_HOME/rankautopsy, else ~/.cache/rankautopsy."""
+    """$RANKAUTOPSY_CACHE_DIR ("off": none), else the platform's user cache directory, as platformdirs
+    names it: ~/Library/Caches/rankautopsy on macOS, %LOCALAPPDATA%\\rankautopsy\\Cache on Windows,
+    else $XDG_CACHE_HOME/rankautopsy (an absolute one), else ~/.cache/rankautopsy."""
     chosen = os.environ.get(CACHE_ENV)
     if chosen == "off":
         return None
     if chosen:
         return Path(chosen)
+    local = os.environ.get("LOCALAPPDATA")
+    if sys.platform == "win32" and local and Path(local).is_absolute():
+        return Path(local) / "rankautopsy" / "Cache"
     base = os.environ.get("XDG_CACHE_HOME")
-    if base and Path(base).is_absolute():
+    if sys.platform != "darwin" and base and Path(base).is_absolute():
         return Path(base) / "rankautopsy"
     try:
-        return Path.home() / ".cache" / "rankautopsy"
+        home = Path.home()
     except RuntimeError:  # no home directory
         return None
+    return home / ("Library/Caches" if sys.platform == "darwin" else ".cache") / "rankautopsy"
 
 
 def key_of(*parts: bytes | str) -> str:

@@ -19,7 +19,7 @@ from rankautopsy.pipeline import Options, diagnose
 from rankautopsy.rulepacks.catalogue import catalogue_entry
 from rankautopsy.rulepacks.loader import load_rules
 from rankautopsy.rulepacks.ruletest import run_examples
-from rankautopsy.rulepacks.sources import ENV_VAR, user_rule_paths
+from rankautopsy.rulepacks.sources import ENV_VAR, rule_sources, user_rule_paths
 from rankautopsy.scan import matcher
 
 PACKS = Path(__file__).parent / "rulepacks"
@@ -263,7 +263,7 @@ def test_user_rule_paths_are_env_then_pyproject_then_flags(tmp_path: Path) -> No
     (project / "src" / "deep").mkdir(parents=True)
     (project / "pyproject.toml").write_text('[tool.rankautopsy]\nrules = ["ops/rules", "/abs/pack.yaml"]\n')
     environ = {ENV_VAR: os.pathsep.join(["/env/one.yaml", "", "/env/two"])}
-    assert user_rule_paths(["cli.yaml"], project / "src" / "deep", environ) == [
+    assert [e.path for e in rule_sources(["cli.yaml"], project / "src" / "deep", environ)] == [
         Path("/env/one.yaml"),
         Path("/env/two"),
         project.resolve() / "ops" / "rules",
@@ -277,23 +277,26 @@ def test_only_the_nearest_pyproject_counts(tmp_path: Path) -> None:
     inner = tmp_path / "inner"
     inner.mkdir()
     (inner / "pyproject.toml").write_text('[project]\nname = "inner"\n')
-    assert user_rule_paths([], inner, {}) == []
-    assert user_rule_paths([], tmp_path, {}) == [tmp_path.resolve() / "outer.yaml"]
+    assert rule_sources([], inner, {}) == []
+    assert [e.path for e in rule_sources([], tmp_path, {})] == [tmp_path.resolve() / "outer.yaml"]
 
 
 @pytest.mark.parametrize(
     ("toml", "message"),
     [
-        ('[tool.rankautopsy]\nrules = "my-pack.yaml"\n', "[tool.rankautopsy] rules: expected a list of paths"),
-        ("[tool.rankautopsy]\nrules = [1]\n", "[tool.rankautopsy] rules: expected a list of paths"),
-        ("[tool.rankautopsy\n", "invalid TOML: Expected ']' at the end of a table declaration (at line 1, column 18)"),
+        ('[tool.rankautopsy]\nrules = "my-pack.yaml"\n', ":2: [tool.rankautopsy] rules: expected a list of paths"),
+        ("[tool.rankautopsy]\nrules = [1]\n", ":2: [tool.rankautopsy] rules: expected a list of paths"),
+        (
+            "[tool.rankautopsy\n",
+            ": invalid TOML: Expected ']' at the end of a table declaration (at line 1, column 18)",
+        ),
     ],
 )
 def test_a_bad_pyproject_is_one_line(tmp_path: Path, toml: str, message: str) -> None:
     (tmp_path / "pyproject.toml").write_text(toml)
     with pytest.raises(RulePackError) as caught:
         user_rule_paths([], tmp_path, {})
-    assert caught.value.problems == [f"{tmp_path.resolve() / 'pyproject.toml'}: {message}"]
+    assert caught.value.problems == [f"{tmp_path.resolve() / 'pyproject.toml'}{message}"]
 
 
 def test_list_uses_the_projects_pyproject(cli: Cli, tmp_path: Path) -> None:

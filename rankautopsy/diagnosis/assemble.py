@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rankautopsy.model import Assembly, Cause, Effect, Event, Evidence, Location, Role, StreamKind, TimeSpan
-from rankautopsy.scan.matcher import CompiledRule, Hit, facts_of, match_line
+from rankautopsy.scan.matcher import Budget, CompiledRule, Hit, facts_of, match_line
 from rankautopsy.sources.lines import Stream
 
 _WINDOW = 2000  # lines of one channel an assembly may look through
@@ -148,7 +148,7 @@ def _under_root_cause(stream: Stream, start: int) -> bool:
 _CONTINUE_LOOK = 3  # lines after the first that may hold the rest (a blank line between is common)
 
 
-def assemble_continued(stream: Stream, start: int, compiled: CompiledRule) -> Assembled:
+def assemble_continued(stream: Stream, start: int, compiled: CompiledRule, budget: Budget | None = None) -> Assembled:
     """Open MPI 5's `exited on` / `signal 9 (Killed).`, Hydra's `PID ... RUNNING AT` / `EXIT CODE:`: the
     rule's own pattern, re-run on the line joined to the next non-blank line of its channel, fills the
     facts that the second line carries."""
@@ -157,8 +157,9 @@ def assemble_continued(stream: Stream, start: int, compiled: CompiledRule) -> As
     if not following:
         return result
     j = following[0]
-    alone = compiled.pattern.search(stream.texts[start])
-    joined = compiled.pattern.search(stream.texts[start] + " " + stream.texts[j])
+    budget = budget or Budget()
+    alone = budget.search(compiled, stream.texts[start])
+    joined = budget.search(compiled, stream.texts[start] + " " + stream.texts[j])
     if alone is None or joined is None:
         return result
     more = {k: v for k, v in facts_of(joined).items() if k not in facts_of(alone)}
@@ -176,14 +177,17 @@ _ASSEMBLERS = {
 }
 
 
-def build_events(stream: Stream, hits: Sequence[Hit], rules: Sequence[CompiledRule]) -> list[Event]:
+def build_events(
+    stream: Stream, hits: Sequence[Hit], rules: Sequence[CompiledRule], budget: Budget | None = None
+) -> list[Event]:
     """Events of one stream, in line order; single-line hits inside an assembled event are absorbed."""
+    budget = budget or Budget()  # a user rule's time on this stream, assembly and classification included
     events: list[Event] = []
     absorbed: set[int] = set()
     for hit in sorted(hits, key=lambda h: (h.rule.rule.assemble is None, h.index)):
         if hit.index in absorbed and hit.rule.rule.assemble is None:
             continue
-        events.append(_event(stream, hit, rules, absorbed))
+        events.append(_event(stream, hit, rules, absorbed, budget))
     events.sort(key=lambda e: e.where.line)
     return events
 
@@ -202,12 +206,12 @@ def _checked(facts: dict[str, str]) -> dict[str, str]:
     return {(k if k not in _NUMERIC or _INTEGER.match(v) else f"{k}_raw"): v for k, v in facts.items()}
 
 
-def _event(stream: Stream, hit: Hit, rules: Sequence[CompiledRule], absorbed: set[int]) -> Event:
+def _event(stream: Stream, hit: Hit, rules: Sequence[CompiledRule], absorbed: set[int], budget: Budget) -> Event:
     rule = hit.rule.rule
     facts = _checked(hit.facts)
     cause, role, extra, effects = rule.cause, rule.role, [], rule.effects
     if rule.assemble is Assembly.CONTINUED:
-        assembled = assemble_continued(stream, hit.index, hit.rule)
+        assembled = assemble_continued(stream, hit.index, hit.rule, budget)
         facts.update(_checked(assembled.facts))
         extra = assembled.lines
         absorbed.update(assembled.lines)
@@ -224,14 +228,14 @@ def _event(stream: Stream, hit: Hit, rules: Sequence[CompiledRule], absorbed: se
         extra = assembled.lines
         absorbed.update(assembled.lines)
         absorbed.add(hit.index)
-        cause, role, by = _classify(stream, assembled.classify, rules, rule.id, cause, role)
+        cause, role, by = _classify(stream, assembled.classify, rules, rule.id, cause, role, budget)
         if rule.assemble is Assembly.TRACEBACK and "exc_type" not in assembled.facts and by is None:
             cause, role = Cause.CONTEXT, Role.CONTEXT  # cut off before its `Type: message`: says nothing of why
         if by is not None:  # the classifying line's facts and effects are the event's too
             facts = {**_checked(by.facts), **facts, "classified_by": by.rule.rule.id}
             effects = effects | by.rule.rule.effects
         if "table_traceback" in facts:
-            _recorded_exception(facts, stream.kind, rules)
+            _recorded_exception(facts, stream.kind, rules, budget)
     time, open_ended = line_time(stream, hit.index)
     if open_ended:
         facts["time_open"] = "1"  # nothing later in this channel bounds it: the timeline closes it
@@ -266,7 +270,7 @@ def _unescaped(text: str) -> str:
     return value if isinstance(value, str) else text
 
 
-def _recorded_exception(facts: dict[str, str], kind: StreamKind, rules: Sequence[CompiledRule]) -> None:
+def _recorded_exception(facts: dict[str, str], kind: StreamKind, rules: Sequence[CompiledRule], budget: Budget) -> None:
     """torchrun's table repeats the exception a rank recorded: what it was, and whether it was the
     rank's own failure or a symptom of another's (a peer loss, a timeout)."""
     lines = [line.strip() for line in facts["table_traceback"].splitlines() if line.strip()]
@@ -278,24 +282,36 @@ def _recorded_exception(facts: dict[str, str], kind: StreamKind, rules: Sequence
     facts["exc_type"] = m["exc_type"]
     if m["exc_msg"]:
         facts["exc_msg"] = m["exc_msg"].strip()
-    cause, role, _ = classify(lines[-1], kind, rules, "", Cause.PYTHON_EXCEPTION, Role.CAUSE)
+    cause, role, _ = classify(lines[-1], kind, rules, "", Cause.PYTHON_EXCEPTION, Role.CAUSE, budget)
     facts["exc_cause"], facts["exc_role"] = cause.value, role.value
 
 
 def _classify(
-    stream: Stream, lines: list[int], rules: Sequence[CompiledRule], own: str, cause: Cause, role: Role
+    stream: Stream,
+    lines: list[int],
+    rules: Sequence[CompiledRule],
+    own: str,
+    cause: Cause,
+    role: Role,
+    budget: Budget,
 ) -> tuple[Cause, Role, Hit | None]:
-    return classify("\n".join(stream.texts[j] for j in lines), stream.kind, rules, own, cause, role)
+    return classify("\n".join(stream.texts[j] for j in lines), stream.kind, rules, own, cause, role, budget)
 
 
 def classify(
-    text: str, kind: StreamKind, rules: Sequence[CompiledRule], own: str, cause: Cause, role: Role
+    text: str,
+    kind: StreamKind,
+    rules: Sequence[CompiledRule],
+    own: str,
+    cause: Cause,
+    role: Role,
+    budget: Budget | None = None,
 ) -> tuple[Cause, Role, Hit | None]:
     """An assembled event takes the cause of the most telling rule that matches its final lines:
     a traceback that ends in a gloo timeout is a symptom, one that ends in a CUDA OOM is a cuda_oom."""
     if not text:
         return cause, role, None
-    hits = [h for h in match_line(text, rules, kind) if h.rule.rule.id != own and h.rule.rule.assemble is None]
+    hits = [h for h in match_line(text, rules, kind, budget) if h.rule.rule.id != own and h.rule.rule.assemble is None]
     for wanted in (Role.SYMPTOM, Role.CAUSE, Role.CONTEXT):
         for h in hits:
             if h.rule.rule.role is wanted:
