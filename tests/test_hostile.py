@@ -298,3 +298,41 @@ def test_a_pack_that_is_no_regular_file_is_refused_not_read(tmp_path: Path) -> N
     by_name = {Path(p.split(":")[0]).name: p for p in caught.value.problems}
     assert "not a regular file" in by_name["fifo.yaml"] and "not a regular file" in by_name["zero.yaml"]
     assert "larger than" in by_name["big.yaml"]
+
+
+# ---- a user's regex is bounded wherever it runs: scan, assembly, classification ----
+
+EVIL_PACK = """rules:
+  - id: inhouse.evil
+    title: A pattern that backtracks catastrophically on a near miss
+    cause: python_exception
+    role: cause
+    pattern: 'ValueError: (x|xx)+y'
+    remediation: ["Fix the pattern."]
+    examples:
+      match: ["ValueError: xxy"]
+      no_match: ["ValueError: z"]
+"""
+
+
+def test_a_catastrophic_user_pattern_cannot_hang_assembly_or_classification(tmp_path: Path) -> None:
+    import signal
+
+    from rankautopsy.rulepacks.loader import load_rules
+
+    pack = tmp_path / "evil.yaml"
+    pack.write_text(EVIL_PACK)
+    assert load_rules([pack])  # the load check lets it pass: only the run can bound it
+    near_miss = "ValueError: " + "x" * 40 + " (why)"  # 2**40 paths for (x|xx)+ before a y that is not next
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    traceback = ["Traceback (most recent call last):", '  File "train.py", line 1, in <module>', near_miss]
+    (logs / "rank_1.log").write_text(step_lines(1, 3) + "\n".join([*traceback, near_miss, ""]) * 3)
+    (logs / "rank_0.log").write_text(step_lines(0, 3))
+    signal.signal(signal.SIGALRM, lambda *_: pytest.fail("a user's pattern hung the diagnosis"))
+    signal.alarm(120)  # a watchdog: each user rule has 2 s per stream in the scan and 2 s in assembly
+    try:
+        d = diagnose(Options(paths=[str(logs)], rules=[str(pack)], jobs=1, engine="regex"))
+    finally:
+        signal.alarm(0)
+    assert d.verdict.outcome in set(Outcome)

@@ -163,9 +163,11 @@ def verify(text: str, rules: Iterable[CompiledRule], budget: Budget) -> list[tup
     return out
 
 
-def match_line(text: str, rules: Sequence[CompiledRule], kind: StreamKind) -> list[Hit]:
+def match_line(text: str, rules: Sequence[CompiledRule], kind: StreamKind, budget: Budget | None = None) -> list[Hit]:
     """The rules that match one line (used to classify the final line of an assembled event); a rule
-    whose literals are absent from the line is not run."""
+    whose literals are absent from the line is not run, a user's rule only within its `budget` (a new
+    one when none is given)."""
+    budget = budget or Budget()
     raw = text.encode("utf-8", "surrogateescape")
     lowered = raw.lower()
     twins = any(twin in raw for twin in TWINS)
@@ -173,6 +175,6 @@ def match_line(text: str, rules: Sequence[CompiledRule], kind: StreamKind) -> li
     for compiled in rules:
         if not compiled.applies_to(kind) or not compiled.may_match(raw, lowered, twins):
             continue
-        if (m := compiled.pattern.search(text)) is not None:
+        if (m := budget.search(compiled, text)) is not None:
             out.append(Hit(compiled, 0, facts_of(m)))
     return out
