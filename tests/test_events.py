@@ -264,3 +264,14 @@ def test_an_epilogue_scan_past_its_time_bound_still_exits_0(tmp_path: Path) -> N
     assert done.returncode == 0 and "--timeout" in done.stderr.decode() and not out.exists()
     bounded = subprocess.run(_cli("scan", "--timeout", "0.05", str(slow), "-o", str(out)), capture_output=True)
     assert bounded.returncode == 2 and "--timeout" in bounded.stderr.decode() and not out.exists()
+
+
+def test_dash_writes_the_event_file_to_stdout_for_ssh_and_kubectl_exec(tmp_path: Path) -> None:
+    done = subprocess.run(
+        _cli("scan", str(XID / "logs" / "node02.log"), "--host", "node02", "-o", "-"), capture_output=True
+    )
+    assert done.returncode == 0 and done.stderr == b""
+    received = tmp_path / "node02.events"
+    received.write_bytes(done.stdout)
+    assert records(received)[0]["format"] == MAGIC
+    assert report(received)["events"] == report(XID / "logs" / "node02.log")["events"]

@@ -45,7 +45,9 @@ def scan_command(
     ] = None,
     output: Annotated[
         str,
-        typer.Option("--output", "-o", metavar="FILE", help="The event file to write (gzip when it ends in .gz)."),
+        typer.Option(
+            "--output", "-o", metavar="FILE", help="The event file to write (gzip when it ends in .gz; '-': stdout)."
+        ),
     ] = "",
     dmesg: Annotated[
         list[str] | None,
@@ -94,7 +96,7 @@ def scan_command(
         why = str(exc) if isinstance(exc, RankautopsyError) else f"{type(exc).__name__}: {exc}"
         sys.stderr.write(f"rankautopsy scan: {why.splitlines()[0] if why else 'failed'} (--epilogue: exit 0)\n")
         raise typer.Exit(0) from None
-    if not (quiet or epilogue):
+    if not (quiet or epilogue or output == "-"):
         events = sum(len(p.events) for p in collected.parts)
         sys.stderr.write(
             f"rankautopsy scan: wrote {_shown(output)}: {len(collected.parts)} inputs, {events} events, "
@@ -121,7 +123,7 @@ def _scan(
     from rankautopsy.cli import _boot, _read_stdin, _zone
     from rankautopsy.errors import InputError
     from rankautopsy.events import Collected, Node
-    from rankautopsy.events.file import write
+    from rankautopsy.events.file import write, write_to
     from rankautopsy.model import SkippedInput
     from rankautopsy.pipeline import Options, collect
     from rankautopsy.rulepacks.sources import user_rule_paths
@@ -152,27 +154,34 @@ def _scan(
         collected = Collected()  # nothing readable here: the file still says so, and what was looked for
     collected.skipped[:0] = [SkippedInput(p, "no such file or directory") for p in missing]
     collected.nodes = [Node(host=name, boot_time=options.boot_time or live_boot_time())]
-    target = Path(output)
     try:
-        return write(collected, target), collected
+        if output == "-":
+            return write_to(collected, sys.stdout.buffer), collected
+        return write(collected, Path(output)), collected
     except OSError as exc:
         raise InputError(f"cannot write the event file: {exc.strerror or exc}", path=output) from None
 
 
+class _Expired(BaseException):
+    """Raised by the timer: a BaseException, so that no `except Exception` on the way swallows it."""
+
+
 @contextmanager
 def _bounded(seconds: float | None) -> Iterator[None]:
-    """Raise ScanTimeout in this process once `seconds` have passed (the worker pool unwinds with it)."""
+    """Raise ScanTimeout once `seconds` have passed (the worker pool unwinds with it)."""
     if seconds is None or not hasattr(signal, "setitimer"):
         yield
         return
 
     def _expire(signum: int, frame: object) -> None:
-        raise ScanTimeout(f"stopped after {seconds:g} s (--timeout); no event file written")
+        raise _Expired
 
     previous = signal.signal(signal.SIGALRM, _expire)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield
+    except _Expired:
+        raise ScanTimeout(f"stopped after {seconds:g} s (--timeout); no event file written") from None
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)

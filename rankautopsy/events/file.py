@@ -69,6 +69,15 @@ def write(collected: Collected, target: Path) -> int:
     return target.stat().st_size
 
 
+def write_to(collected: Collected, sink: IO[bytes]) -> int:
+    """To a stream (stdout for `-o -`: over ssh or `kubectl exec`), uncompressed. Returns the bytes."""
+    count = 0
+    for line in lines(collected):
+        count += sink.write(line.encode("utf-8") + b"\n")
+    sink.flush()
+    return count
+
+
 def _write_lines(sink: io.BufferedIOBase | IO[bytes], collected: Collected) -> None:
     for line in lines(collected):
         sink.write(line.encode("utf-8") + b"\n")
@@ -192,4 +201,4 @@ def _check_end(number: int, record: dict[str, Any], out: Collected) -> None:
         raise Corrupt(number, "its end record does not match its contents (records lost)")
 
 
-__all__ = ["MAGIC", "SCHEMA", "EventFileError", "Part", "is_event_file", "lines", "read", "write"]
+__all__ = ["MAGIC", "SCHEMA", "EventFileError", "Part", "is_event_file", "lines", "read", "write", "write_to"]
