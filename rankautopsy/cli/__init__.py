@@ -26,6 +26,7 @@ from rankautopsy.cli.drill import drill_command
 from rankautopsy.cli.explain import explain_command
 from rankautopsy.cli.rules import rules_app
 from rankautopsy.cli.scan import scan_command
+from rankautopsy.cli.watch import watch_command
 from rankautopsy.errors import RankautopsyError, UsageError
 from rankautopsy.render import Format
 
@@ -59,6 +60,7 @@ app.add_typer(rules_app, name="rules")
 app.command("explain")(explain_command)
 app.command("scan")(scan_command)
 app.command("drill")(drill_command)
+app.command("watch")(watch_command)
 _state: dict[str, Any] = {"debug": False, "command": PROG}
 
 
