@@ -266,6 +266,8 @@ class _Report:
 
     def inputs(self) -> None:
         n = len(self.d.inputs)
+        if not n:
+            return
         lines = sum(i.lines for i in self.d.inputs)
         read = f"{n:,} file{'' if n == 1 else 's'}, {lines:,} line{'' if lines == 1 else 's'}"
         where = f"{plain(self.base)}/ — {read}" if self.base else read
@@ -290,11 +292,11 @@ class _Report:
         self.heading("What the ranks did" if named(self.v) is None else "What the other ranks did")
         shown = groups[: self.budget(RANK_GROUPS)]
         many_hosts = len({r.host for r in self.d.ranks}) > 1
-        column = min(max(cell_len(g.label()) for g in shown), self.width // RANK_SHARE)
-        for g in shown:
-            label = _pad(clip(g.label(), column), column)
+        labels = [_ranks_label(g.ranks, self.width // RANK_SHARE) for g in shown]
+        column = max(cell_len(label) for label in labels)
+        for g, label in zip(shown, labels, strict=True):
             style = FATE_LABELS[g.fate][1]
-            self.row(("  ", ""), (label, "bold"), ("  ", ""), (g.text(self.with_date, many_hosts), style))
+            self.row(("  ", ""), (_pad(label, column), "bold"), ("  ", ""), (g.text(self.with_date, many_hosts), style))
         if len(groups) > len(shown):
             self.row(("  ", ""), (f"… {len(groups) - len(shown)} more groups (-v to show more)", "dim"))
 
@@ -314,7 +316,7 @@ class _Report:
         keep = [_is_first_death_event(run[0], fd) for run in runs]
         items = elide(runs, keep, self.budget(TIMELINE_ROWS))
         shown = [item for item in items if not isinstance(item, Elided)]
-        column = min(max(cell_len(_ranks_text(run)) for run in shown), self.width // RANK_SHARE)
+        column = max(cell_len(_ranks_text(run, self.width // RANK_SHARE)) for run in shown)
         stamp = len(clock(datetime(2000, 1, 1, tzinfo=UTC), self.with_date))
         for item in items:
             if isinstance(item, Elided):
@@ -333,7 +335,7 @@ class _Report:
             ("  ", ""),
             (at, "dim"),
             ("  ", ""),
-            (_pad(clip(_ranks_text(run), column), column), style),
+            (_pad(_ranks_text(run, column), column), style),
             ("  ", ""),
             (f"{label}: " if message or more else label, style or _role_style(e.role)),
             (message + more, style),
@@ -386,11 +388,18 @@ class _Report:
 # ---- timeline rows -----------------------------------------------------------------------------
 
 
-def _ranks_text(run: Sequence[Event]) -> str:
-    ranks = sorted({e.rank for e in run if e.rank is not None})
-    if not ranks:
-        return "-"
-    return f"rank{'s' if len(ranks) > 1 else ''} {rank_ranges(ranks)}"
+def _ranks_text(run: Sequence[Event], room: int) -> str:
+    ranks = [e.rank for e in run if e.rank is not None]
+    return _ranks_label(ranks, room) if ranks else "-"
+
+
+def _ranks_label(ranks: Sequence[int], room: int = 10**6) -> str:
+    """`ranks 1, 3`; when the ranges do not fit, how many and their span: `7,783 ranks in 1-7999`."""
+    unique = sorted(set(ranks))
+    label = f"rank{'s' if len(unique) > 1 else ''} {rank_ranges(unique)}"
+    if cell_len(label) <= room:
+        return label
+    return clip(f"{len(unique):,} ranks in {unique[0]}-{unique[-1]}", room)
 
 
 def _message(d: Diagnosis, e: Event) -> str:
