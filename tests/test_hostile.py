@@ -336,3 +336,18 @@ def test_a_catastrophic_user_pattern_cannot_hang_assembly_or_classification(tmp_
     finally:
         signal.alarm(0)
     assert d.verdict.outcome in set(Outcome)
+
+
+# ---- `\r`-packed lines with control bytes: cleaned in one pass ----
+
+_PIECE_CHARS = st.sampled_from(list("ab \t\r\x1b[]0;m\x07\\P\x01\x7f\x9b\ufeff\u202e\u200bé"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(_PIECE_CHARS, max_size=60), st.integers(min_value=1, max_value=8))
+def test_clean_pieces_is_clean_of_each_segment(line: str, limit: int) -> None:
+    from rankautopsy.sources import read
+    from rankautopsy.sources.sanitize import clean, clean_pieces
+
+    pieces = [p[:limit] for p in read.segments(line)]
+    assert clean_pieces(line, limit) == "\n".join(clean(p) for p in pieces)

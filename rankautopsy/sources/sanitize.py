@@ -10,12 +10,15 @@ import re
 # CSI / OSC / other ESC sequences first, then any remaining C0/C1 control except TAB and LF.
 _ANSI = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI ... final byte
-    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC ... BEL or ST
-    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS/SOS/PM/APC strings
+    r"|\x1b\][^\x07\x1b\r]*(?:\x07|\x1b\\)?"  # OSC ... BEL or ST (never past a \r: see clean_pieces)
+    r"|\x1b[PX^_][^\x1b\r]*(?:\x1b\\)?"  # DCS/SOS/PM/APC strings
     r"|\x1b[@-Z\\-_]"  # two-byte ESC sequences
     r"|\x9b[0-?]*[ -/]*[@-~]"  # 8-bit CSI
 )
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROLS_BUT_CR = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_PIECE_BOM = re.compile("(?:^|(?<=\r))\ufeff")
+_BLANK_PIECE = re.compile(r"\r[^\S\r]*(?=\r|\Z)")  # a \r and the blank piece after it
 # Invisible format characters: zero-width (U+200B-200F, U+2060, U+FEFF), bidi embeddings, overrides and
 # isolates (U+202A-202E, U+2066-2069), line and paragraph separators (U+2028, U+2029).
 _INVISIBLE = re.compile("[\u200b-\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff]")
@@ -45,3 +48,25 @@ def clean_name(name: str) -> str:
     """A file name or path (or any one-line field) as `clean` shows log text, on one line: a newline
     or TAB in it is shown as `\\n` or `\\t`, so that a name cannot forge a second line of a message."""
     return _NAME_BREAKS.sub(lambda m: "\\n" if m.group() == "\n" else "\\t", clean(name))
+
+
+def clean_pieces(line: str, limit: int) -> str:
+    """One physical line's `\\r`-separated pieces (blank ones dropped, each cut to `limit` characters)
+    cleaned, one per line: `"\\n".join(clean(p) for p in pieces)`, but cleaned in one pass over the
+    whole line rather than once per piece (a line of a million progress-bar pieces costs the same per
+    byte as any other line)."""
+    if line.endswith("\r"):
+        line = line[:-1]
+    if "\r" not in line:
+        return clean(line[:limit])
+    pieces = line.split("\r")
+    if max(map(len, pieces)) > limit:  # a piece to cut: rare, and then cut one by one
+        text = "\r".join([part[:limit] for part in pieces if part.strip()])
+    else:
+        text = _BLANK_PIECE.sub("", "\r" + line)[1:]
+    text = _CONTROLS_BUT_CR.sub("", strip_ansi(text))
+    if "\ufeff" in text:
+        text = _PIECE_BOM.sub("", text)
+    if not text.isascii():
+        text = _INVISIBLE.sub(_visible, text)
+    return text.replace("\r", "\n")
