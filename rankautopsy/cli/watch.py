@@ -1,14 +1,13 @@
 """`rankautopsy watch`: follow a running job's logs and print the verdict as soon as it settles.
 
 Quiet until then, apart from a status line when stderr is a terminal. SIGINT and SIGTERM end it
-cleanly (exit 0: nothing was named).
+cleanly, as they end every command: the status line cleared, then the process dies of the signal.
 """
 
 from __future__ import annotations
 
 import os
 import queue
-import signal
 import subprocess
 import sys
 import threading
@@ -115,20 +114,18 @@ def watch_command(
     )
     watcher = Watcher(WatchOptions(diagnose=options, settle=settle, patience=patience, quiet_period=quiet_period))
     lines = _stdin_lines() if "-" in (dmesg or []) else None
-    stop = _stopper()
     status = _StatusLine(enabled=not quiet and sys.stderr.isatty())
-    report = None
-    while not stop.is_set():
-        while lines is not None and not lines.empty():
-            watcher.push_stdin(lines.get_nowait())
-        report = watcher.poll(time.monotonic())
-        if report is not None:
-            break
-        status.show(watcher)
-        stop.wait(interval)
-    status.clear()
-    if report is None:
-        raise typer.Exit(0)
+    try:  # SIGINT and SIGTERM unwind from here (the CLI's one exit path), the status line cleared
+        report = None
+        while report is None:
+            while lines is not None and not lines.empty():
+                watcher.push_stdin(lines.get_nowait())
+            report = watcher.poll(time.monotonic())
+            if report is None:
+                status.show(watcher)
+                time.sleep(interval)
+    finally:
+        status.clear()
     result = report.diagnosis
     colour = use_color(color, sys.stdout)
     console = make_console(sys.stdout, width, colour)
@@ -152,17 +149,6 @@ def _stdin_lines() -> queue.Queue[bytes]:
 
     threading.Thread(target=pump, name="rankautopsy-stdin", daemon=True).start()
     return lines
-
-
-def _stopper() -> threading.Event:
-    stop = threading.Event()
-
-    def handler(signum: int, frame: object) -> None:
-        stop.set()
-
-    signal.signal(signal.SIGINT, handler)
-    signal.signal(signal.SIGTERM, handler)
-    return stop
 
 
 def _run_hook(command: str, result: Diagnosis) -> None:
