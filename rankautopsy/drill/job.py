@@ -30,16 +30,27 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--runtime-dir", default=None)
     p.add_argument("--injected", default=None, help="file for the injector's own record")
     p.add_argument("--heartbeat", type=float, default=0.5)
+    p.add_argument("--kernel-log", default=None, help="sigkill: first append the OOM-killer's line for this pid here")
     return p.parse_args(argv)
 
 
-def _inject(how: str, step: int, injected: str | None) -> None:
+def _oom_line(pid: int) -> str:
+    """The kernel OOM-killer's report (mm/oom_kill.c __oom_kill_process) as `dmesg -T` prints it."""
+    stamp = time.strftime("%a %b %e %H:%M:%S %Y", time.localtime())
+    return (f"[{stamp}] Out of memory: Killed process {pid} (python) total-vm:9000000kB, anon-rss:8000000kB, "
+            "file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:16000kB oom_score_adj:0\n")  # fmt: skip
+
+
+def _inject(how: str, step: int, injected: str | None, kernel_log: str | None = None) -> None:
     if injected:
         record = {"how": how, "rank": int(os.environ.get("RANK", "-1")), "step": step, "time": time.time()}
         Path(injected).write_text(json.dumps(record) + "\n", encoding="utf-8")
     if how == "exception":
         raise ValueError(f"drill: injected exception at step {step}")
     if how == "sigkill":
+        if kernel_log:  # stands in for the kernel, which writes this as it kills
+            with open(kernel_log, "a", encoding="utf-8") as out:
+                out.write(_oom_line(os.getpid()))
         os.kill(os.getpid(), signal.SIGKILL)
     if how == "sigterm":
         os.kill(os.getpid(), signal.SIGTERM)
@@ -67,7 +78,7 @@ def main(argv: list[str] | None = None) -> None:
     while args.steps <= 0 or step < args.steps:
         step += 1
         if rank == args.rank and step == args.step:
-            _inject(args.how, step, args.injected)
+            _inject(args.how, step, args.injected, args.kernel_log)
         dist.all_reduce(value)
         value /= dist.get_world_size()
         ra.heartbeat(step)
