@@ -167,21 +167,16 @@ def test_bad_event_files_beside_good_ones_are_skipped_and_named(tmp_path: Path) 
     assert result["verdict"]["outcome"] != "clean"
 
 
-def test_same_named_inputs_of_two_nodes_stay_apart(tmp_path: Path) -> None:
+def test_same_named_inputs_of_two_nodes_stay_apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     files = []
     for host in ("node01", "node02"):
         work = tmp_path / host
         work.mkdir()
         shutil.copy(XID / f"dmesg-{host}.txt", work / "dmesg.txt")
         shutil.copy(XID / "logs" / f"{host}.log", work / "job.log")
-        out = tmp_path / f"{host}.jsonl"
-        assert (
-            subprocess.run(
-                _cli("scan", "-q", "job.log", "--dmesg", "dmesg.txt", "--host", host, "-o", str(out)), cwd=work
-            ).returncode
-            == 0
-        )
-        files.append(out)
+        files.append(tmp_path / f"{host}.jsonl")
+        monkeypatch.chdir(work)
+        assert scan("job.log", "--dmesg", "dmesg.txt", "--host", host, "-o", files[-1]) == 0
     result = report(*files)
     paths = [i["path"] for i in result["inputs"]]
     assert paths == ["node01:job.log", "node01:dmesg.txt", "node02:job.log", "node02:dmesg.txt"]
@@ -234,23 +229,23 @@ def test_scan_needs_an_output_and_an_input(capsys: pytest.CaptureFixture[str]) -
     assert "--dmesg" in capsys.readouterr().err
 
 
-def test_epilogue_mode_is_silent_and_never_fails(tmp_path: Path) -> None:
-    out = tmp_path / "node.jsonl.gz"
-    done = subprocess.run(
-        _cli("scan", "--epilogue", str(XID / "logs"), str(tmp_path / "gone"), "-o", str(out)), capture_output=True
-    )
-    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
-    assert {"type": "skipped", "path": str(tmp_path / "gone"), "reason": "no such file or directory"} in records(out)
-    nothing = subprocess.run(_cli("scan", "--epilogue", str(tmp_path / "gone"), "-o", str(out)), capture_output=True)
-    assert nothing.returncode == 0 and nothing.stdout == b"" and nothing.stderr == b""
+def _quiet(capfd: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
+    code = cli(["scan", *map(str, args)])
+    out, err = capfd.readouterr()
+    return code, out, err
+
+
+def test_epilogue_mode_is_silent_and_never_fails(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    out, gone = tmp_path / "node.jsonl.gz", tmp_path / "gone"
+    assert _quiet(capfd, "--epilogue", XID / "logs", gone, "-o", out) == (0, "", "")
+    host = records(out)[0]["nodes"][0]["host"]
+    assert {"type": "skipped", "path": str(gone), "reason": f"no such file or directory on {host}"} in records(out)
+    assert _quiet(capfd, "--epilogue", gone, "-o", out) == (0, "", "")
     assert [r.get("type", "header") for r in records(out)] == ["header", "skipped", "end"]
-    failed = subprocess.run(
-        _cli("scan", "--epilogue", str(XID / "logs"), "-o", "/proc/nope.jsonl"), capture_output=True
-    )
-    assert failed.returncode == 0 and len(failed.stderr.decode().splitlines()) == 1
-    assert "exit 0" in failed.stderr.decode()
-    without = subprocess.run(_cli("scan", "-q", str(tmp_path / "gone"), "-o", str(out)), capture_output=True)
-    assert without.returncode == 2 and len(without.stderr.decode().splitlines()) == 1
+    code, stdout, err = _quiet(capfd, "--epilogue", XID / "logs", "-o", "/proc/nope.jsonl")
+    assert (code, stdout) == (0, "") and len(err.splitlines()) == 1 and "exit 0" in err
+    code, stdout, err = _quiet(capfd, "-q", gone, "-o", out)
+    assert code == 2 and len(err.splitlines()) == 1
 
 
 def test_an_epilogue_scan_past_its_time_bound_still_exits_0(tmp_path: Path) -> None:
@@ -266,12 +261,12 @@ def test_an_epilogue_scan_past_its_time_bound_still_exits_0(tmp_path: Path) -> N
     assert bounded.returncode == 2 and "--timeout" in bounded.stderr.decode() and not out.exists()
 
 
-def test_dash_writes_the_event_file_to_stdout_for_ssh_and_kubectl_exec(tmp_path: Path) -> None:
-    done = subprocess.run(
-        _cli("scan", str(XID / "logs" / "node02.log"), "--host", "node02", "-o", "-"), capture_output=True
-    )
-    assert done.returncode == 0 and done.stderr == b""
+def test_dash_writes_the_event_file_to_stdout_for_ssh_and_kubectl_exec(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    code, stdout, err = _quiet(capfd, XID / "logs" / "node02.log", "--host", "node02", "-o", "-")
+    assert code == 0 and err == ""
     received = tmp_path / "node02.events"
-    received.write_bytes(done.stdout)
+    received.write_text(stdout, encoding="utf-8")
     assert records(received)[0]["format"] == MAGIC
     assert report(received)["events"] == report(XID / "logs" / "node02.log")["events"]

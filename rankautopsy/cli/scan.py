@@ -152,7 +152,7 @@ def _scan(
         if not epilogue:
             raise
         collected = Collected()  # nothing readable here: the file still says so, and what was looked for
-    collected.skipped[:0] = [SkippedInput(p, "no such file or directory") for p in missing]
+    collected.skipped[:0] = [SkippedInput(p, f"no such file or directory on {name}") for p in missing]
     collected.nodes = [Node(host=name, boot_time=options.boot_time or live_boot_time())]
     try:
         if output == "-":
