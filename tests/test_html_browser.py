@@ -1,23 +1,36 @@
-"""The HTML report in a real headless browser: it renders a picture, with one timeline lane per rank.
+"""The HTML report in a real headless browser: it renders a picture, with one timeline lane per rank;
+at a desktop and a phone width no two labels overlap, none is clipped or too small to read, the
+picture scrolls sideways in its box on a phone, and every text meets WCAG AA contrast.
 
 Needs Debian's `chromium` (`apt-get install -y chromium`); skipped without it.
 """
 
 from __future__ import annotations
 
+import html as htmllib
+import json
+import os
+import re
 import struct
 import subprocess
 import zlib
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
-from diagnoses import hang_diagnosis
+import yaml
+from diagnoses import at, exception_diagnosis, hang_diagnosis
+from typer.testing import CliRunner
 
-from rankautopsy.model import Diagnosis, Fate
+from rankautopsy.cli import app
+from rankautopsy.model import Confidence, Diagnosis, Fate, Outcome, TimeSpan, Verdict
 from rankautopsy.pipeline import Options, diagnose
 from rankautopsy.render.html import FATE_COLOURS, render_html
+from rankautopsy.render.swimlanes import MIN_CHART_PX
 
 CHROMIUM = Path("/usr/bin/chromium")
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "torchrun-hang-rank2" / "logs"
@@ -162,3 +175,201 @@ def test_png_reader_sees_a_single_colour() -> None:
 
 def _chunk(kind: bytes, body: bytes) -> bytes:
     return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+
+# ---- the layout, measured by the browser: labels, clipping, text size, contrast ----
+
+# Runs inside the report (an iframe of the phone's or the desktop's width; headless Chromium's window
+# is never narrower than 500 px) and writes what it measured into the parent page, which --dump-dom prints.
+MEASURE_JS = (Path(__file__).resolve().parent / "browser_measure.js").read_text(encoding="utf-8")
+DESKTOP, PHONE = (1280, 900), (390, 844)
+MIN_TEXT_PX = 9.0  # no label of the picture may be drawn smaller than this
+_RGB = re.compile(r"rgba?\(([\d.]+),\s*([\d.]+),\s*([\d.]+)(?:,\s*([\d.]+))?\)")
+
+
+def measure(report: str, tmp: Path, size: tuple[int, int]) -> dict[str, Any]:
+    width, height = size
+    inner = report.replace("</body>", f"<script>{MEASURE_JS}</script>\n</body>")
+    wrapper = (
+        '<!DOCTYPE html><html><body style="margin:0">'
+        f'<iframe style="border:0;display:block" width="{width}" height="{height}" '
+        f'srcdoc="{htmllib.escape(inner, quote=True)}"></iframe></body></html>'
+    )
+    page = tmp / f"measure-{width}.html"
+    page.write_text(wrapper, encoding="utf-8")
+    dom = chromium(tmp, f"--window-size={width + 40},{height + 40}", "--dump-dom", page.as_uri()).stdout.decode()
+    found = re.search(r'<pre id="measured">(.*?)</pre>', dom, re.S)
+    assert found, "the measuring script did not run"
+    data: dict[str, Any] = json.loads(htmllib.unescape(found[1]))
+    assert data["width"] <= width, data["width"]
+    return data
+
+
+def overlaps(a: list[float], b: list[float]) -> bool:
+    return min(a[2], b[2]) - max(a[0], b[0]) > 0.5 and min(a[3], b[3]) - max(a[1], b[1]) > 0.5
+
+
+def layout_problems(m: dict[str, Any]) -> list[str]:
+    problems = []
+    labels = [lab for lab in m["labels"] if lab["text"].strip()]
+    for n, a in enumerate(labels):
+        box, svg = a["box"], m["svgs"][a["svg"]]["box"]
+        if box[0] < svg[0] - 0.5 or box[2] > svg[2] + 0.5 or box[1] < svg[1] - 0.5 or box[3] > svg[3] + 0.5:
+            problems.append(f"clipped: {a['text']!r} {box} outside {svg}")
+        if a["px"] < MIN_TEXT_PX:
+            problems.append(f"too small: {a['text']!r} at {a['px']:.1f} px")
+        problems += [
+            f"overlap: {a['text']!r} and {b['text']!r}"
+            for b in labels[n + 1 :]
+            if a["svg"] == b["svg"] and overlaps(box, b["box"])
+        ]
+    return problems
+
+
+def parse_colour(text: str) -> tuple[tuple[float, float, float], float]:
+    found = _RGB.match(text)
+    assert found, f"not a colour: {text}"
+    alpha = 1.0 if found[4] is None else float(found[4])
+    return (float(found[1]), float(found[2]), float(found[3])), alpha
+
+
+def over(top: tuple[float, ...], alpha: float, below: tuple[float, ...]) -> tuple[float, float, float]:
+    r, g, b = (alpha * t + (1 - alpha) * u for t, u in zip(top, below, strict=True))
+    return r, g, b
+
+
+def luminance(rgb: tuple[float, ...]) -> float:
+    def channel(c: float) -> float:
+        c /= 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (channel(c) for c in rgb)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def background(layers: list[dict[str, Any]]) -> tuple[float, float, float]:
+    """What is painted under a point: the layers (topmost first) composited over white."""
+    colour: tuple[float, float, float] = (255.0, 255.0, 255.0)
+    for layer in reversed(layers):
+        rgb, alpha = parse_colour(layer["colour"])
+        colour = over(rgb, alpha * layer["alpha"], colour)
+    return colour
+
+
+def contrast_problems(m: dict[str, Any]) -> list[str]:
+    """WCAG 2 AA: 4.5:1 for text, 3:1 for large text (24 px, or 18.66 px bold)."""
+    problems = []
+    for t in m["texts"]:
+        large = t["px"] >= 24 or (t["px"] >= 18.66 and int(t["weight"]) >= 700)
+        need = 3.0 if large else 4.5
+        fg, alpha = parse_colour(t["colour"])
+        for layers in t["samples"]:
+            bg = background(layers)
+            ratio = contrast(over(fg, alpha * t["opacity"], bg), bg)
+            if ratio < need:
+                problems.append(f"{t['tag'].lower()}.{t['cls']} {t['text']!r}: {t['colour']} on {bg} is {ratio:.2f}:1")
+                break
+    return problems
+
+
+def test_contrast_arithmetic_matches_wcag_examples() -> None:
+    assert contrast((0, 0, 0), (255, 255, 255)) == pytest.approx(21.0)
+    assert contrast((118, 118, 118), (255, 255, 255)) == pytest.approx(4.54, abs=0.01)  # #767676, the AA edge
+    assert background([{"colour": "rgba(0, 0, 0, 0.5)", "alpha": 1}]) == pytest.approx((127.5, 127.5, 127.5))
+    assert overlaps([0, 0, 10, 10], [9, 9, 20, 20]) and not overlaps([0, 0, 10, 10], [10, 0, 20, 10])
+
+
+def undetermined() -> Diagnosis:
+    d = exception_diagnosis()
+    fd = d.verdict.first_death
+    assert fd is not None
+    verdict = Verdict(
+        outcome=Outcome.UNDETERMINED,
+        first_death=replace(fd, rank=None),
+        confidence=Confidence.LOW,
+        reasoning=("Two ranks raised within the same second; their clocks are not comparable.",),
+        fetch_next=("the kernel log of node02 (dmesg -T)",),
+    )
+    ranks = tuple(replace(r, fate=Fate.DIED if r.rank == 2 else r.fate) for r in d.ranks)
+    return replace(d, verdict=verdict, ranks=ranks)
+
+
+def long_words() -> Diagnosis:
+    """A death near the right edge with a long, unbreakable summary, and very long host and rule names."""
+    d = exception_diagnosis()
+    fd = d.verdict.first_death
+    assert fd is not None
+    late = TimeSpan(at("07:11:01"), at("07:11:01"))
+    word = "x" * 60 + "W" * 40 + "界" * 30
+    fd = replace(fd, time=late, detail=word, host="h" * 90, rule="r." + "y" * 120)
+    ranks = tuple(
+        replace(r, last_seen=at("07:11:01"), summary=word, host="h" * 90) if r.rank == 2 else r for r in d.ranks
+    )
+    return replace(d, verdict=replace(d.verdict, first_death=fd), ranks=ranks)
+
+
+def html_reports() -> dict[str, Callable[[], str]]:
+    from test_render_formats import ALL
+
+    made = {**ALL, "undetermined": undetermined, "long_words": long_words}
+    reports: dict[str, Callable[[], str]] = {name: (lambda f=f: render_html(f())) for name, f in made.items()}
+    for fixture in REAL:
+        reports[fixture.name] = lambda fixture=fixture: real_html(fixture)
+    return reports
+
+
+def real_html(fixture: Path) -> str:
+    args = yaml.safe_load((fixture / "expected.yaml").read_text())["args"]
+    cwd = Path.cwd()
+    os.chdir(fixture)
+    try:
+        result = CliRunner().invoke(app, ["diagnose", *args, "--format", "html", "--tz", "UTC"])
+    finally:
+        os.chdir(cwd)
+    assert result.exit_code in (0, 1, 3), result.output
+    return result.stdout
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+REAL = sorted(p for p in FIXTURES.iterdir() if (p / "expected.yaml").is_file())
+REPORTS = html_reports()
+
+
+@pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["desktop", "phone"])
+@pytest.mark.parametrize("name", REPORTS)
+def test_labels_never_overlap_or_clip_and_text_keeps_its_contrast(
+    name: str, size: tuple[int, int], tmp_path: Path
+) -> None:
+    m = measure(REPORTS[name](), tmp_path, size)
+    assert m["labels"] or "no timeline" in name
+    assert not layout_problems(m)
+    assert not contrast_problems(m)
+    assert m["pageWidth"] <= m["width"], f"the page itself scrolls sideways: {m['wide'][:5]}"
+    for svg in m["svgs"]:
+        assert svg["box"][2] - svg["box"][0] >= MIN_CHART_PX - 1
+        if size is PHONE:
+            assert svg["scrollWidth"] > svg["clientWidth"], "on a phone the picture scrolls sideways in its box"
+
+
+def test_the_measure_sees_overlap_clipping_small_text_and_poor_contrast(tmp_path: Path) -> None:
+    """The checks above can fail: a picture with each fault drawn on purpose is caught on each."""
+    page = (
+        '<!DOCTYPE html><html><body><main><div class="chart">'
+        '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 1200 100" style="width:1200px">'
+        '<text x="2" y="30" text-anchor="end" font-size="12">clipped at the left</text>'
+        '<text x="300" y="30" font-size="12">one label</text><text x="310" y="32" font-size="12">another</text>'
+        '<text x="600" y="30" font-size="5">tiny</text>'
+        '<text x="800" y="30" font-size="12" fill="#bbbbbb">faint</text>'
+        "</svg></div></main></body></html>"
+    )
+    m = measure(page, tmp_path, DESKTOP)
+    found = layout_problems(m)
+    assert any(p.startswith("clipped: 'clipped at the left'") for p in found), found
+    assert "overlap: 'one label' and 'another'" in found
+    assert any(p.startswith("too small: 'tiny'") for p in found)
+    assert any("'faint'" in p for p in contrast_problems(m))

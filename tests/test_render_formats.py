@@ -49,6 +49,7 @@ from rankautopsy.render.html import render_html
 from rankautopsy.render.json import render_json
 from rankautopsy.render.junit import render_junit, xml_text
 from rankautopsy.render.markdown import code, escape, fence, prose, render_markdown
+from rankautopsy.render.swimlanes import fit, text_width
 
 RENDERERS: dict[str, Callable[[Diagnosis], str]] = {
     "md": render_markdown,
@@ -287,7 +288,7 @@ def test_html_small_job_labels_every_lane_and_says_what_ended_it() -> None:
     assert sorted(labels) == ["rank 0", "rank 1", "rank 2", "rank 3"]
     assert "rank 2 died · 07:01:02.345" in page
     assert "collective timeouts from 07:11:02.380 (10 min later)" in page
-    assert page.count('class="what"') == 3
+    assert page.count('class="what"') == 4  # the culprit's lane says what ended it too
 
 
 def test_html_without_timestamps_says_so() -> None:
@@ -499,3 +500,43 @@ def test_json_renderer_still_matches_its_golden_through_render_text() -> None:
 def test_markdown_prose_makes_nothing_but_code_spans(text: str) -> None:
     rendered = md_html(f"- [ ] {prose(text)}")
     assert set(re.findall(r"</?([a-z]+)", rendered)) <= {"ul", "li", "code", "p"}
+
+
+def svg_words(page: str) -> tuple[str, str]:
+    title = re.search(r'<title id="timeline-title">([^<]*)</title>', page)
+    desc = re.search(r'<desc id="timeline-desc">([^<]*)</desc>', page)
+    assert title and desc and 'aria-labelledby="timeline-title timeline-desc"' in page
+    return htmllib.unescape(title[1]), htmllib.unescape(desc[1])
+
+
+def test_html_picture_title_and_desc_state_the_verdict() -> None:
+    title, desc = svg_words(render_html(exception_diagnosis()))
+    assert title == "Timeline of 4 ranks — rank 2 died first: exception (high)"
+    assert desc.startswith(
+        "Rank 2 (node02, pid 2002) died first: uncaught Python exception — ValueError: bad sample 1234"
+    )
+    assert "at 2026-11-29 07:01:02.345 UTC" in desc and "2 collateral, 1 torn down" in desc
+    title, desc = svg_words(render_html(hang_diagnosis()))
+    assert "rank 517 is the hang culprit" in title and "Rank 517 (node064, pid 9005) is the hang culprit" in desc
+
+
+def test_html_first_death_words_sit_above_the_lanes_not_on_its_lane() -> None:
+    page = render_html(exception_diagnosis())
+    assert 'class="callout"' not in page
+    guide = re.search(r'<text class="guide death" x="[\d.]+" y="(\d+)"[^>]*>([^<]*)</text>', page)
+    top = re.search(r'<rect class="plot" x="[\d.]+" y="([\d.]+)"', page)
+    assert guide and top and float(guide[1]) < float(top[1])
+    assert guide[2] == "rank 2 died · 07:01:02.345 · exception — ValueError: bad sample 1234"
+
+
+def test_html_evidence_marks_the_exception_line_as_decisive() -> None:
+    page = render_html(exception_diagnosis())
+    assert '<span class="decisive"><span class="ln">1208</span>ValueError: bad sample 1234</span>' in page
+
+
+def test_swimlane_words_that_do_not_fit_are_cut_to_fit() -> None:
+    assert text_width("界", 12) > text_width("x", 12) > text_width("i", 12)
+    long = "W" * 400
+    cut = fit(long, 300, 12, bold=True)
+    assert cut.endswith("…") and text_width(cut, 12, bold=True) <= 300 < text_width(long, 12, bold=True)
+    assert fit("short", 300, 12) == "short"

@@ -13,6 +13,7 @@ properties escape `:` and `,` as well.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from rankautopsy.model import Cause, Diagnosis, Evidence, Fate, FirstDeath, Location, RankReport, Verdict
@@ -109,7 +110,7 @@ def _first_death(d: Diagnosis, fd: FirstDeath, root: str) -> str:
     lead = headline(fd, plain(fd.host) if fd.host else None, fd.pid)
     lines = [clip(f"{lead} — {fd.detail}" if fd.detail else lead, LINE_CHARS)]
     facts = [when_text(fd.time), f"{v.confidence.value} confidence"]
-    counts = _counts(d.ranks)
+    counts = counts_text(d.ranks)
     lines.append(" · ".join([*facts, counts] if counts else facts))
     hint = _hint(v)
     lines += [clip(hint, HINT_CHARS)] if hint else []
@@ -125,7 +126,8 @@ def _hint(v: Verdict) -> str:
     return (specific or list(v.remediation) or [""])[0]
 
 
-def _counts(ranks: tuple[RankReport, ...]) -> str:
+def counts_text(ranks: Sequence[RankReport]) -> str:
+    """`2 collateral, 1 torn down`: the ranks that did not die first of their own cause."""
     parts = []
     for fate in (Fate.DIED, Fate.COLLATERAL, Fate.TORN_DOWN):
         n = sum(r.fate is fate for r in ranks)

@@ -18,7 +18,6 @@ from rankautopsy.render._labels import (
     PHASE_LABELS,
     clip,
     clock,
-    decisive_evidence,
     evidence_blocks,
     group_ranks,
     headline,
@@ -29,10 +28,12 @@ from rankautopsy.render._labels import (
     rule_text,
     ruled_out_line,
     spans_days,
+    summary_line,
     when_text,
     xml_chars,
 )
-from rankautopsy.render.swimlanes import FATE_COLOURS, e, lanes, legend, swimlanes
+from rankautopsy.render.github import counts_text, decisive_line
+from rankautopsy.render.swimlanes import FATE_COLOURS, MIN_CHART_PX, e, lanes, legend, swimlanes
 
 _CODE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
 GROUP_ABOVE_RANKS = 32
@@ -46,7 +47,7 @@ def render_html(d: Diagnosis) -> str:
     clean_run = is_clean(v)
     body = [_verdict(d, clean_run), _timeline(d)]
     if v.first_death is not None and v.first_death.evidence:
-        body.append(_section("Evidence", _evidence(v.first_death.evidence, decisive_evidence(d))))
+        body.append(_section("Evidence", _evidence(v.first_death.evidence, decisive_line(d))))
     body.append(_section("What to do", _checklist(v.remediation)))
     title = "What the ranks did" if named(v) is None else "What the other ranks did"
     body.append(_section(title, _ranks(d.ranks, spans_days(d)), "ranks"))
@@ -140,10 +141,23 @@ def _death(fd: FirstDeath, v: Verdict) -> str:
 
 def _timeline(d: Diagnosis) -> str:
     drawn = lanes(d)
-    svg = swimlanes(d, drawn)
+    svg = swimlanes(d, drawn, *_picture_words(d))
     if svg is None:
         return _section("Timeline", '<p class="muted">No timestamps were found: there is no timeline to draw.</p>')
     return _section("Timeline", f'{legend(drawn)}\n<div class="chart">\n{svg}\n</div>', "timeline")
+
+
+def _picture_words(d: Diagnosis) -> tuple[str, str]:
+    """The picture's text alternative: its title is the verdict, its description who died, when and why."""
+    v, n = d.verdict, len(d.ranks)
+    fd = named(v)
+    title = f"Timeline of {n:,} rank{'' if n == 1 else 's'} — {summary_line(v)}"
+    if fd is None:
+        return title, " ".join([OUTCOME_LABELS[v.outcome][1] + ".", *outcome_lines(v)[:2]])
+    words = [f"{headline(fd, fd.host, fd.pid)}{f' — {fd.detail}' if fd.detail else ''}, at {when_text(fd.time)}."]
+    counts = counts_text(d.ranks)
+    words += [f"The other ranks: {counts}."] if counts else []
+    return title, " ".join(words)
 
 
 # ---- evidence ----------------------------------------------------------------------------------
@@ -177,7 +191,8 @@ def _ranks(ranks: Sequence[RankReport], with_date: bool) -> str:
         return _rank_groups(ranks, with_date)
     head = "<tr><th>rank</th><th>host</th><th>fate</th><th>last seen</th><th>step</th><th>what happened</th></tr>"
     rows = [_rank_row(r, with_date) for r in sorted(ranks, key=lambda r: r.rank)]
-    return f"<table>\n<thead>{head}</thead>\n<tbody>\n" + "\n".join(rows) + "\n</tbody>\n</table>"
+    table = f"<table>\n<thead>{head}</thead>\n<tbody>\n" + "\n".join(rows) + "\n</tbody>\n</table>"
+    return f'<div class="scroll">{table}</div>'
 
 
 def _rank_row(r: RankReport, with_date: bool) -> str:
@@ -211,7 +226,8 @@ def _rank_groups(ranks: Sequence[RankReport], with_date: bool) -> str:
         rows.append(f"<tr{cls}>{''.join(cells)}</tr>")
     more = len(groups) - MAX_GROUPS
     tail = f'\n<p class="muted">… and {more:,} more groups of ranks.</p>' if more > 0 else ""
-    return f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n" + "\n".join(rows) + "\n</tbody>\n</table>" + tail
+    table = f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n" + "\n".join(rows) + "\n</tbody>\n</table>"
+    return f'<div class="scroll">{table}</div>{tail}'
 
 
 _CSS = """
@@ -220,7 +236,7 @@ _CSS = """
 --sans:system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
 *{box-sizing:border-box}
 body{margin:0;background:var(--bg);color:var(--fg);font:14px/1.5 var(--sans)}
-main{max-width:1240px;margin:0 auto;padding:20px 24px 32px}
+main{max-width:1240px;margin:0 auto;padding:20px 24px 32px;overflow-wrap:break-word}
 header.verdict,section{background:var(--card);border:1px solid var(--line);border-radius:8px;
 padding:14px 20px;margin:0 0 16px}
 header.verdict{border-left:6px solid var(--red)}
@@ -229,11 +245,12 @@ header.verdict.unsure{border-left-color:var(--amber)}
 .tool{margin:0;color:var(--muted);font-size:12px;letter-spacing:.08em;text-transform:uppercase}
 h1{margin:2px 0 4px;font-size:22px;line-height:1.3;color:var(--red)}
 header.verdict.ok h1{color:var(--green)}
-header.verdict.unsure h1{color:var(--amber)}
+header.verdict.unsure h1{color:#9a6700}
 .detail{margin:0 0 8px;font:600 15px/1.4 var(--mono);overflow-wrap:anywhere}
 .facts{display:flex;flex-wrap:wrap;gap:4px 28px;margin:6px 0 0}
 .fact dt{color:var(--muted);font-size:11px;text-transform:uppercase;letter-spacing:.06em}
-.fact dd{margin:0;font-weight:600}
+.fact{min-width:0}
+.fact dd{margin:0;font-weight:600;overflow-wrap:anywhere}
 .fact.confidence dd{text-transform:uppercase}
 .fact.rule dd{font:13px var(--mono)}
 h2{font-size:15px;margin:0 0 10px}
@@ -243,7 +260,9 @@ code{font:12.5px var(--mono);background:#eff1f3;border-radius:4px;padding:1px 4p
 .legend{display:flex;flex-wrap:wrap;gap:4px 18px;margin:0 0 8px;font-size:12.5px;color:var(--muted)}
 .legend .key{display:inline-flex;align-items:center;gap:5px}
 .legend svg{width:14px;height:14px}
-.chart svg{display:block;width:100%;height:auto}
+.chart{overflow-x:auto;overscroll-behavior-x:contain}
+.chart svg{display:block;width:100%;min-width:__MIN_CHART__px;height:auto}
+.scroll{overflow-x:auto}
 .swatch{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:6px}
 figure.log{margin:0 0 10px}
 figcaption{font:12px var(--mono);color:var(--muted);margin-bottom:2px}
@@ -255,6 +274,7 @@ pre>span.decisive{background:#ffebe9;box-shadow:inset 3px 0 var(--red)}
 .todo{list-style:none;padding-left:0}
 .todo li{margin:4px 0}
 .todo label{display:flex;gap:8px;align-items:baseline}
+.todo label>span{min-width:0;overflow-wrap:anywhere}
 table{border-collapse:collapse;width:100%;font-size:13px}
 th{text-align:left;color:var(--muted);font-weight:600;border-bottom:1px solid var(--line);padding:4px 10px 4px 0}
 td{border-bottom:1px solid #eaeef2;padding:4px 10px 4px 0;vertical-align:top;overflow-wrap:anywhere}
@@ -262,18 +282,17 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 td.time,td.fate{white-space:nowrap;font-variant-numeric:tabular-nums}
 tr.culprit td{background:#fff0ee;font-weight:600}
 footer{color:var(--muted);font-size:12px;text-align:center}
+@media (max-width:640px){main{padding:12px 8px 24px}header.verdict,section{padding:12px}h1{font-size:19px}}
 svg text{fill:#57606a;font-family:var(--sans)}
 svg .plot{fill:#fbfcfd;stroke:#eaeef2}
 svg .grid{stroke:#e6e9ed}
 svg .tick,svg .rank{font-size:11px;font-variant-numeric:tabular-nums}
 svg .axis{font-size:11.5px}
 svg .what{font-size:11px}
-svg .callout{font-size:12.5px;font-weight:700;fill:#a40e26;paint-order:stroke;stroke:#fff;stroke-width:4px;
-stroke-linejoin:round}
 svg .guide{stroke-width:1.5;stroke-dasharray:5 4}
 svg line.guide.death{stroke:#d1242f}
 svg line.guide.symptom{stroke:#bf8700}
-svg text.guide{stroke:none;font-size:12px;font-weight:600}
+svg text.guide{font-size:12px;font-weight:600;paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round}
 svg text.guide.death{fill:#a40e26}
 svg text.guide.symptom{fill:#8a6100}
 svg .culprit-gap{fill:#fff;fill-opacity:.85}
@@ -295,4 +314,4 @@ svg.thin .lane .alive{fill-opacity:.28}
 .f-exited_clean{color:#2da44e}
 .f-running{color:#5a7fb8}
 .f-unknown{color:#b6bdc6}
-"""
+""".replace("__MIN_CHART__", str(MIN_CHART_PX))

@@ -37,6 +37,7 @@ from rankautopsy.render._labels import (
     when_text,
     where,
 )
+from rankautopsy.render.github import counts_text
 
 SUITE = "rankautopsy"
 LINE_CHARS = 1000
@@ -223,15 +224,6 @@ def _facts(r: RankReport) -> list[str]:
 
 
 # ---- the suite's output: the verdict and what every rank did -------------------------------------
-
-
-def counts_text(ranks: Sequence[RankReport]) -> str:
-    """`2 collateral, 1 torn down` for the ranks that did not die of their own cause first."""
-    parts = []
-    for fate in (Fate.DIED, Fate.COLLATERAL, Fate.TORN_DOWN):
-        n = sum(r.fate is fate for r in ranks)
-        parts += [f"{n:,} {FATE_LABELS[fate][0]}"] if n else []
-    return ", ".join(parts)
 
 
 def _story(d: Diagnosis) -> str:

@@ -4,6 +4,7 @@ time axis, guides for the first death and the first symptom, and the legend. Pur
 from __future__ import annotations
 
 import html
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -13,7 +14,6 @@ from rankautopsy.render._labels import (
     CAUSE_LABELS,
     FATE_LABELS,
     all_times,
-    clip,
     clock,
     rank_events,
     stamp,
@@ -46,11 +46,14 @@ SHAPE_LABELS = {
     "circle": "clean exit",
 }
 WIDTH = 1200
+MIN_CHART_PX = 1000  # narrower screens scroll the picture sideways instead of shrinking its words
 LEFT = 96
 PLOT_HEIGHT = 560  # the lanes of a big job share this much height
 MAX_LANE = 26
 MIN_LANE = 0.5
-LABEL_GAP = 13
+LABEL_GAP = 14  # lanes at least this far apart can each carry a label of 11 px text
+EDGE = 4  # no words closer than this to the picture's sides
+TICK_PX, AXIS_PX, GUIDE_PX, LABEL_PX = 11.0, 11.5, 12.0, 11.0  # font sizes, as in the stylesheet
 THICK = 6  # lanes at least this tall get lines, shapes and words; thinner ones are rows of a heat map
 MAX_MARKS = 8
 _SYMPTOM_SHAPES = {
@@ -130,9 +133,6 @@ class _Frame:
     def cy(self, i: int) -> float:
         return self.top + (i + 0.5) * self.lane
 
-    def past(self, x: float, share: float) -> bool:
-        return x > LEFT + share * (self.right - LEFT)
-
 
 def lanes(d: Diagnosis) -> list[_Lane]:
     return [_Lane(r, _marks(d, r)) for r in sorted(d.ranks, key=lambda r: r.rank)]
@@ -177,9 +177,9 @@ def _frame(d: Diagnosis, lanes: Sequence[_Lane], guides: int) -> _Frame | None:
     return _Frame(low - pad, end + pad, start, 8 + 17 * guides, lane, len(lanes))
 
 
-def swimlanes(d: Diagnosis, lanes: Sequence[_Lane]) -> str | None:
+def swimlanes(d: Diagnosis, lanes: Sequence[_Lane], title: str = "", desc: str = "") -> str | None:
     """One lane per rank: alive from the job's start to its last line, then how it ended."""
-    guides = _guides(d)
+    guides = _guides(d, lanes)
     frame = _frame(d, lanes, len(guides))
     if frame is None:
         return None
@@ -189,14 +189,15 @@ def swimlanes(d: Diagnosis, lanes: Sequence[_Lane]) -> str | None:
     on_top: list[str] = []
     if culprit is not None:
         on_top = [*_culprit_band(frame, culprit), _lane(lanes[culprit], culprit, frame, True, True)]
-        on_top += _callout(d, lanes[culprit], culprit, frame)
     cls = "thick" if frame.thick else "thin"
     head = (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="{cls}" viewBox="0 0 {WIDTH} {frame.bottom + 44:.0f}" '
-        f'role="img" aria-label="timeline of {len(lanes)} ranks" font-size="12">'
+        'role="img" aria-labelledby="timeline-title timeline-desc" font-size="12">'
     )
-    drawn = [part for row, guide in enumerate(guides) for part in _guide(guide, row, frame)]
-    return "\n".join([head, *_axis(frame), *others, *drawn, *on_top, "</svg>"])
+    text = title or f"timeline of {len(lanes)} ranks"
+    words = [f'<title id="timeline-title">{e(text)}</title>', f'<desc id="timeline-desc">{e(desc or text)}</desc>']
+    drawn = _guide_parts(guides, frame)
+    return "\n".join([head, *words, *_axis(frame), *others, *drawn, *on_top, "</svg>"])
 
 
 def _labelled(n: int, lane: float, culprit: int | None) -> set[int]:
@@ -235,13 +236,19 @@ def _axis(frame: _Frame) -> list[str]:
     with_date = utc(frame.t0).date() != utc(frame.t1).date()
     top, bottom = frame.top, frame.bottom
     parts = [_rect("plot", LEFT, top, frame.right - LEFT, bottom - top)]
-    for at in ticks:
-        x, label = frame.x(at), e(_tick_label(at, step, with_date))
+    labels = [_tick_label(at, step, with_date) for at in ticks]
+    wide = max((text_width(label, TICK_PX) for label in labels), default=0.0)
+    gap = frame.x(ticks[1]) - frame.x(ticks[0]) if len(ticks) > 1 else WIDTH
+    every = next(k for k in range(1, len(ticks) + 2) if k * gap >= wide + 10)
+    for n, (at, label) in enumerate(zip(ticks, labels, strict=True)):
+        x = frame.x(at)
         parts.append(f'<line class="grid" x1="{x:.1f}" y1="{top:.1f}" x2="{x:.1f}" y2="{bottom + 4:.1f}"/>')
-        parts.append(f'<text class="tick" x="{x:.1f}" y="{bottom + 17:.1f}" text-anchor="middle">{label}</text>')
-        if frame.tall:
-            parts.append(f'<text class="tick" x="{x:.1f}" y="{top - 5:.1f}" text-anchor="middle">{label}</text>')
-    parts.append(f'<text class="axis" x="{LEFT}" y="{bottom + 36:.1f}">{e(_axis_caption(frame))}</text>')
+        if n % every or not wide / 2 + 2 <= x <= WIDTH - wide / 2 - 2:
+            continue
+        for y in (bottom + 17, top - 5) if frame.tall else (bottom + 17,):
+            parts.append(f'<text class="tick" x="{x:.1f}" y="{y:.1f}" text-anchor="middle">{e(label)}</text>')
+    caption = fit(_axis_caption(frame), WIDTH - LEFT - 8, AXIS_PX)
+    parts.append(f'<text class="axis" x="{LEFT}" y="{bottom + 36:.1f}">{e(caption)}</text>')
     return parts
 
 
@@ -253,25 +260,48 @@ def _axis_caption(frame: _Frame) -> str:
     return text
 
 
-def _guides(d: Diagnosis) -> list[tuple[datetime, str, str]]:
-    """Dashed lines across every lane: when the first death happened, when the symptoms began."""
-    guides: list[tuple[datetime, str, str]] = []
+@dataclass(frozen=True, slots=True)
+class _Guide:
+    at: datetime
+    label: str
+    cls: str
+    line: bool = True  # a dashed line across the lanes; without it, the words alone, above the culprit
+
+
+def _guides(d: Diagnosis, lanes: Sequence[_Lane]) -> list[_Guide]:
+    """Words above the lanes: when and why the first death happened, when the symptoms began."""
+    guides: list[_Guide] = []
     fd = d.verdict.first_death
     span = fd.time if fd is not None else None
-    if fd is not None and span is not None:
+    culprit = next((lane for lane in lanes if lane.report.fate is Fate.FIRST_DEATH), None)
+    if fd is not None and (span is not None or culprit is not None):
         who = "the job" if fd.rank is None else f"rank {fd.rank}"
-        what = f"stopped making progress after {clock(span.earliest, False)}"
-        if fd.cause is not Cause.HANG:
-            what = f"died · {_short_when(span)}"
-        guides.append((span.earliest, f"{who} {what}", "death"))
+        what = "died" if span is None else f"died · {_short_when(span)}"
+        if fd.cause is Cause.HANG:
+            what = "stopped making progress" + ("" if span is None else f" after {clock(span.earliest, False)}")
+        else:
+            what += f" · {CAUSE_LABELS[fd.cause][1]}"
+        summary = culprit.report.summary if culprit is not None else fd.detail
+        label = f"{who} {what}" + (f" — {summary}" if summary else "")
+        if fd.cause is Cause.HANG and summary.startswith("stopped making progress"):
+            label = f"{who} {summary}"  # the rank's own summary already says when, in words
+        at = span.earliest if span is not None else _lane_end(culprit)
+        if at is not None:
+            guides.append(_Guide(at, label, "death", span is not None))
     symptom = _first_symptom(d)
     if symptom is not None:
         at, what = symptom
         after = ""
         if span is not None and at >= utc(span.latest) and at > utc(span.earliest):
             after = f" ({_human(at - utc(span.earliest))} later)"
-        guides.append((at, f"{what} from {clock(at, False)}{after}", "symptom"))
+        guides.append(_Guide(at, f"{what} from {clock(at, False)}{after}", "symptom"))
     return guides
+
+
+def _lane_end(lane: _Lane | None) -> datetime | None:
+    if lane is None:
+        return None
+    return lane.marks[0].at if lane.marks else lane.report.last_seen
 
 
 def _short_when(span: TimeSpan) -> str:
@@ -292,15 +322,73 @@ def _first_symptom(d: Diagnosis) -> tuple[datetime, str] | None:
     return None
 
 
-def _guide(guide: tuple[datetime, str, str], row: int, frame: _Frame) -> list[str]:
-    at, label, cls = guide
-    x, y = frame.x(at), 14 + row * 17
-    anchor = "end" if frame.past(x, 0.62) else "start"
-    tx = x - 5 if anchor == "end" else x + 5
-    return [
-        f'<line class="guide {cls}" x1="{x:.1f}" y1="{y - 10}" x2="{x:.1f}" y2="{frame.bottom:.1f}"/>',
-        f'<text class="guide {cls}" x="{tx:.1f}" y="{y}" text-anchor="{anchor}">{e(label)}</text>',
-    ]
+def _guide_words(guide: _Guide, frame: _Frame) -> tuple[float, float, str, str]:
+    """Where a guide's words go: beside its line where they fit, else shifted (and cut short) to stay
+    inside the picture. Returns the words' left and right ends, the `x` to draw at and its anchor."""
+    x = frame.x(guide.at)
+    label = fit(guide.label, WIDTH - 2 * EDGE, GUIDE_PX, bold=True)
+    width = text_width(label, GUIDE_PX, bold=True)
+    if x + 5 + width <= WIDTH - EDGE:
+        return x + 5, x + 5 + width, label, "start"
+    if x - 5 - width >= EDGE:
+        return x - 5 - width, x - 5, label, "end"
+    left = max(EDGE, WIDTH - EDGE - width)
+    return left, left + width, label, "start"
+
+
+def _guide_parts(guides: Sequence[_Guide], frame: _Frame) -> list[str]:
+    """One row of words per guide, then the lines: a line starts below every row whose words it would cross."""
+    placed = [_guide_words(guide, frame) for guide in guides]
+    words, lines = [], []
+    for row, (guide, (left, right, label, anchor)) in enumerate(zip(guides, placed, strict=True)):
+        y = _row_y(row)
+        tx = left if anchor == "start" else right
+        words.append(f'<text class="guide {guide.cls}" x="{tx:.1f}" y="{y}" text-anchor="{anchor}">{e(label)}</text>')
+        if not guide.line:
+            continue
+        x = frame.x(guide.at)
+        crossed = [r for r, (a, b, _, _) in enumerate(placed) if r >= row and a - 2 <= x <= b + 2]
+        y1 = _row_y(max(crossed)) + 5 if crossed else y - 10
+        lines.append(f'<line class="guide {guide.cls}" x1="{x:.1f}" y1="{y1}" x2="{x:.1f}" y2="{frame.bottom:.1f}"/>')
+    return lines + words
+
+
+def _row_y(row: int) -> int:
+    return 14 + row * 17
+
+
+# ---- how wide words are drawn (no font metrics here: an estimate that errs on the wide side) ----
+
+
+def text_width(text: str, size: float, bold: bool = False) -> float:
+    """An upper estimate of the drawn width, in user units, of `text` at `size` in a sans-serif."""
+    units = 0.0
+    for ch in text:
+        if unicodedata.combining(ch):
+            continue
+        if unicodedata.east_asian_width(ch) in ("W", "F"):
+            units += 1.05
+        elif ch in " .,:;!|'il" or ch == "·":
+            units += 0.42
+        elif ch.isupper() or ch in "mwMW@%&—":
+            units += 0.92
+        else:
+            units += 0.68
+    return units * size * (1.07 if bold else 1.0)
+
+
+def fit(text: str, room: float, size: float, bold: bool = False) -> str:
+    """`text`, cut short with an ellipsis until its estimated width fits `room`."""
+    if text_width(text, size, bold) <= room:
+        return text
+    lo, hi = 0, len(text)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if text_width(text[:mid] + "…", size, bold) <= room:
+            lo = mid
+        else:
+            hi = mid - 1
+    return text[:lo].rstrip() + "…"
 
 
 def _human(delta: timedelta) -> str:
@@ -342,11 +430,12 @@ def _lane(lane: _Lane, i: int, frame: _Frame, labelled: bool, culprit: bool) -> 
     last = lane.marks[-1] if lane.marks else None
     if last is None and r.last_seen is not None:
         last = _Mark(r.last_seen, "", FATE_LABELS[r.fate][0].lower())
-    if frame.lane >= LABEL_GAP and last is not None and not culprit:
+    if frame.lane >= LABEL_GAP and last is not None:
         parts.append(_what(last, frame, cy))
     if labelled:
         name = f"rank {r.rank}" if frame.lane >= LABEL_GAP or i == 0 or culprit else str(r.rank)
-        parts.append(f'<text class="rank" x="{LEFT - 8}" y="{cy + 4:.2f}" text-anchor="end">{name}</text>')
+        name = fit(name, LEFT - 8 - EDGE, LABEL_PX, bold=culprit)
+        parts.append(f'<text class="rank" x="{LEFT - 8}" y="{cy + 4:.2f}" text-anchor="end">{e(name)}</text>')
     return "".join(parts) + "</g>"
 
 
@@ -385,25 +474,9 @@ def _shape(shape: str, x: float, y: float, size: float) -> str:
 
 
 def _what(m: _Mark, frame: _Frame, cy: float) -> str:
-    x = frame.x(m.at)
-    tx, anchor = (x - 11, "end") if frame.past(x, 1.0) else (x + (11 if m.shape else 6), "start")
-    return f'<text class="what" x="{tx:.1f}" y="{cy + 4:.2f}" text-anchor="{anchor}">{e(m.label)}</text>'
-
-
-def _callout(d: Diagnosis, lane: _Lane, i: int, frame: _Frame) -> list[str]:
-    r, fd = lane.report, d.verdict.first_death
-    at = lane.marks[0].at if lane.marks else r.last_seen
-    if at is None:
-        return []
-    what = CAUSE_LABELS[fd.cause][1] if fd is not None else FATE_LABELS[r.fate][0]
-    text = f"rank {r.rank}: {what}" + (f" — {r.summary}" if r.summary else "")
-    x = frame.x(at)
-    right, left = WIDTH - x - 12, x - 12
-    fits = len(text) * 7.4 <= right
-    tx, anchor, room = (x + 12, "start", right) if fits or right >= left else (x - 12, "end", left)
-    text = clip(text, max(12, int(room / 7.4)))
-    y = frame.cy(i) + (4 if frame.thick else -9)
-    return [f'<text class="callout" x="{tx:.1f}" y="{y:.2f}" text-anchor="{anchor}">{e(text)}</text>']
+    tx = max(frame.x(m.at) + (11 if m.shape else 6), frame.x(m.until or m.at) + 6)  # past its interval's band
+    label = fit(m.label, WIDTH - EDGE - tx, LABEL_PX)
+    return f'<text class="what" x="{tx:.1f}" y="{cy + 4:.2f}" text-anchor="start">{e(label)}</text>'
 
 
 def _tooltip(r: RankReport, lane: _Lane) -> str:
