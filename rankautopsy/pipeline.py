@@ -104,7 +104,7 @@ def _collect(options: Options, loaded: _Rules) -> Collected:
     out = Collected(skipped=skipped)
     for source in sources:
         if id(source) in files:
-            out = Collected.merge([out, files[id(source)]])
+            out.add(files[id(source)])
             continue
         out.year = out.year if out.year is not None else source.year
         out.parts.append(_part(source, scanned[id(source)], rules, options.host))

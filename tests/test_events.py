@@ -17,8 +17,9 @@ import pytest
 
 import rankautopsy
 from rankautopsy.cli import _run
+from rankautopsy.events import Collected
 from rankautopsy.events.file import MAGIC, SCHEMA
-from rankautopsy.pipeline import Options, diagnose
+from rankautopsy.pipeline import Options, collect, conclude, diagnose
 from rankautopsy.render.json import render_json
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -270,3 +271,10 @@ def test_dash_writes_the_event_file_to_stdout_for_ssh_and_kubectl_exec(
     received.write_text(stdout, encoding="utf-8")
     assert records(received)[0]["format"] == MAGIC
     assert report(received)["events"] == report(XID / "logs" / "node02.log")["events"]
+
+
+def test_collected_parts_merge_in_memory_as_they_do_through_files() -> None:
+    node_1 = Options(paths=[str(p) for p in RAW[:2]], tz=UTC)
+    node_2 = Options(paths=[str(p) for p in RAW[2:]], tz=UTC)
+    merged = conclude(Collected.merge([collect(node_1), collect(node_2)]), node_1)
+    assert json.loads(render_json(merged)) == report(*RAW)

@@ -43,11 +43,15 @@ class Collected:
     def merge(cls, collected: Iterable[Collected]) -> Collected:
         out = cls()
         for c in collected:
-            out.parts.extend(c.parts)
-            out.skipped.extend(c.skipped)
-            out.year = out.year if out.year is not None else c.year
-            out.nodes.extend(c.nodes)
+            out.add(c)
         return out
+
+    def add(self, other: Collected) -> None:
+        """Another node's (or input's) collection after this one's, in place."""
+        self.parts.extend(other.parts)
+        self.skipped.extend(other.skipped)
+        self.year = self.year if self.year is not None else other.year
+        self.nodes.extend(other.nodes)
 
     def apart(self) -> Collected:
         """Inputs of the same name from different nodes (each node's `/var/log/dmesg.txt`) renamed
