@@ -83,6 +83,9 @@ def scan_command(
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks of internal errors.")] = False,
 ) -> None:
     """Scan this node's logs into a small event file for `rankautopsy diagnose` (run it on every node)."""
+    from rankautopsy.cli import _state
+
+    _state["debug"] = debug
     if not output:
         raise typer.BadParameter("give the event file to write", param_hint="--output")
     limit = timeout if timeout is not None else (EPILOGUE_TIMEOUT if epilogue else None)
