@@ -23,6 +23,7 @@ from rich.text import Text
 from rankautopsy.model import (
     Confidence,
     Diagnosis,
+    Effect,
     Event,
     Evidence,
     FirstDeath,
@@ -331,6 +332,9 @@ class _Report:
         style = "bold red" if culprit else ""
         message = _message(self.d, e)
         more = f"{' ' if message else ''}(and {len(run) - 1:,} more like it)" if len(run) > 1 else ""
+        room = self.width - (2 + cell_len(at) + 2 + column + 2)
+        if message and cell_len(f"{label}: {message}") > room:  # a long title leaves the message half the room
+            label = clip(label, max(room // 2, 12))
         self.row(
             ("  ", ""),
             (at, "dim"),
@@ -408,7 +412,19 @@ def _message(d: Diagnosis, e: Event) -> str:
     if e.role is Role.SYMPTOM and e.facts.get("classified_by"):
         return rule_title(d, e)
     text = exception_line(e) or _without_header(e.text)
-    return text if any(c.isalpha() for c in text) else ""  # `[1]:` says nothing the rule's title does not
+    if any(c.isalpha() for c in text):
+        return text
+    return _exit_words(e)  # `[1]:` (an entry of a launcher's table) says less than the facts it carries
+
+
+def _exit_words(e: Event) -> str:
+    """`exit code -15 (SIGTERM)` from the facts an exit report carries (rules/README.md: the exit effect)."""
+    if Effect.EXIT not in e.effects:
+        return ""
+    code, signal = e.facts.get("exitcode", "").strip(), e.facts.get("signal", "").strip()
+    words = [f"exit code {code}"] if code else []
+    words += [f"({signal})" if code else signal] if signal else []
+    return " ".join(words)
 
 
 def _without_header(text: str) -> str:
