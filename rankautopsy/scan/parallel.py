@@ -5,7 +5,9 @@ numbers go to them and only results come back. Where fork is not available the j
 
 A stop (SIGINT, SIGTERM) is the main process's to handle: workers ignore SIGINT (a Ctrl-C reaches the
 whole process group) and die at once on SIGTERM, which the pool sends them when the main process
-unwinds; on Linux they also die with the main process, should it be killed outright.
+unwinds; on Linux they also die with the main process, should it be killed outright. Stops are blocked
+while the pool forks: a worker must not receive one before it has set its own handlers (it would run
+the main process's, or lose the signal), so it unblocks them only then.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any, TypeVar
 JOBS_ENV = "RANKAUTOPSY_JOBS"
 PARALLEL_BYTES = 64 * 1024 * 1024  # below this much input, starting workers costs more than it saves
 _PR_SET_PDEATHSIG = 1
+_STOPS = {getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)}
 
 _J = TypeVar("_J")
 _R = TypeVar("_R")
@@ -59,8 +62,16 @@ def run_all(
     results: dict[int, _R] = {}
     _state[:] = [jobs, work]
     try:
-        context = multiprocessing.get_context("fork")
-        with context.Pool(min(workers, len(jobs)), initializer=_worker_start, initargs=(os.getpid(),)) as pool:
+        mask = _block(_STOPS)
+        try:
+            pool = multiprocessing.get_context("fork").Pool(
+                min(workers, len(jobs)), initializer=_worker_start, initargs=(os.getpid(),)
+            )
+        except BaseException:
+            _unblock(mask)
+            raise
+        with pool:
+            _unblock(mask)  # a stop that came while forking is raised here, where the pool is cleaned up
             for index, result in pool.imap_unordered(_run, order, chunksize=1):
                 results[index] = _tell(result, jobs[index], done)
     finally:
@@ -74,13 +85,24 @@ def _tell(result: _R, job: _J, done: Callable[[_J], None] | None) -> _R:
     return result
 
 
+def _block(signals: set[int]) -> set[int] | None:
+    if not hasattr(signal, "pthread_sigmask"):
+        return None
+    return set(signal.pthread_sigmask(signal.SIG_BLOCK, signals))
+
+
+def _unblock(mask: set[int] | None) -> None:
+    if mask is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
 def _worker_start(parent: int) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    for name in ("SIGTERM", "SIGHUP"):
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), signal.SIG_DFL)
+    for signum in _STOPS:
+        signal.signal(signum, signal.SIG_IGN if signum == signal.SIGINT else signal.SIG_DFL)
     if sys.platform.startswith("linux"):
         _die_with_parent(parent)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)  # blocked by the parent while it forked
 
 
 def _die_with_parent(parent: int) -> None:
