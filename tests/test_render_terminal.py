@@ -400,3 +400,12 @@ def test_times_keep_their_error_and_phase() -> None:
     verdict = Verdict(outcome=Outcome.FIRST_DEATH, first_death=fd, confidence=Confidence.HIGH)
     text = render(Diagnosis(verdict=verdict, ranks=(), events=(), inputs=()), 80)
     assert "  when        2026-11-29 07:01:02.5 UTC (±0.5 s), during training" in text.splitlines()
+
+
+def test_an_undetermined_cause_without_a_rank_is_named_in_the_summary() -> None:
+    fd = FirstDeath(rank=None, cause=Cause.CUDA_OOM, rule="pytorch.cuda-oom")
+    verdict = Verdict(outcome=Outcome.UNDETERMINED, first_death=fd, confidence=Confidence.LOW)
+    lines = render(Diagnosis(verdict=verdict, ranks=(), events=(), inputs=()), 80).splitlines()
+    assert lines[0] == "Undetermined: the job failed, but the first death cannot be named"
+    assert "  - cause seen: CUDA OOM, rank unknown" in lines
+    assert lines[-1] == "undetermined: CUDA OOM on an unknown rank (low)"
