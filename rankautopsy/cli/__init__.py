@@ -459,8 +459,8 @@ def usage_message(exc: typer.TyperException) -> str:
     name = _param_name(param) if param is not None else None
     if kind == "NoSuchOption":
         option = str(getattr(exc, "option_name", ""))
-        guess = difflib.get_close_matches(option, getattr(exc, "possibilities", None) or [], n=2)
-        return f"unknown option {option}" + (f" (did you mean {' or '.join(guess)}?)" if guess else "")
+        guess = difflib.get_close_matches(option, getattr(exc, "possibilities", None) or [], n=1)
+        return f"unknown option {option}" + (f" (did you mean {guess[0]}?)" if guess else "")
     if kind == "MissingParameter" and name is not None:
         return f"missing {name}"
     if kind == "BadOptionUsage" and "requires an argument" in exc.message:
