@@ -89,9 +89,11 @@ def write(name: str, key: str, body: bytes) -> None:
         with os.fdopen(fd, "wb") as handle:
             handle.write(_header(key, body) + b"\n" + body)
         os.replace(temp, folder / _file(name, key))
-    except OSError:
+    except BaseException as exc:  # a stop (SIGTERM, Ctrl-C) mid-write must not leave the temp file either
         with contextlib.suppress(OSError):
             temp.unlink()
+        if not isinstance(exc, OSError):
+            raise
 
 
 def _file(name: str, key: str) -> str:

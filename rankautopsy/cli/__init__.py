@@ -12,6 +12,7 @@ import os
 import re
 import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from enum import IntEnum
@@ -284,8 +285,6 @@ def _progress(quiet: bool, delay: float = 0.5) -> Iterator[_Display | None]:
     if quiet or not sys.stderr.isatty():
         yield None
         return
-    import threading
-
     display = _Display()
     timer = threading.Timer(delay, display.bar.start)
     timer.start()
@@ -386,6 +385,9 @@ _STOPS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
 @contextmanager
 def _signals() -> Iterator[None]:
     """Stops raise `_Stopped`; a closed stdout (`| head`) ends the process quietly, as it ends `cat`."""
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
+        yield
+        return
     previous = {signum: signal.signal(signum, _stop) for signum in _STOPS}
     if hasattr(signal, "SIGPIPE"):
         previous[signal.SIGPIPE] = signal.signal(signal.SIGPIPE, signal.SIG_DFL)
