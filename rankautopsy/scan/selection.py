@@ -256,9 +256,9 @@ class _Selection:
         rank = self.source.where.rank
         if rank is None or self.parser.srun_labels:
             return False
-        named = {int(n) for n in _RANK_PREFIX.findall(view.buf, lo, hi)}
+        named = {int(n) for n in _RANK_PREFIX.findall(view.buf, lo, hi) if len(n) <= 9}  # no rank has more digits
         if view.buf.find(b"<std", lo, hi) >= 0:
-            named.update(int(n) for n in _MPI_PREFIX.findall(view.buf, lo, hi))
+            named.update(int(n) for n in _MPI_PREFIX.findall(view.buf, lo, hi) if len(n) <= 9)
         return named <= {rank}
 
     def _per_channel(self, view: View, candidates: dict[int, set[int]], *, backwards: bool) -> set[int]:
