@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -335,11 +336,26 @@ def line_time(stream: Stream, i: int) -> tuple[TimeSpan | None, bool]:
 
 
 def _neighbour(stream: Stream, i: int, step: int, key: tuple[int | None, int | None] | None) -> TimeSpan | None:
-    j = i + step
+    """The nearest timestamped line of the channel (of any channel: `key` None) within the window."""
+    stamped = _stamped(stream)
+    k = bisect_right(stamped, i) if step > 0 else bisect_left(stamped, i) - 1
     limit = _WINDOW * 5
-    while 0 <= j < len(stream) and limit:
-        if stream.times[j] is not None and (key is None or channel(stream, j) == key):
+    while 0 <= k < len(stamped) and abs(stamped[k] - i) <= limit:
+        j = stamped[k]
+        if key is None or channel(stream, j) == key:
             return stream.times[j]
-        j += step
-        limit -= 1
+        k += step
     return None
+
+
+_MEMO: dict[str, object] = {}
+
+
+def _stamped(stream: Stream) -> list[int]:
+    """The indices of the stream's timestamped lines (kept for the stream whose events are being built)."""
+    if _MEMO.get("stream") is not stream or _MEMO.get("length") != len(stream.times):
+        found = [j for j, t in enumerate(stream.times) if t is not None]
+        _MEMO.update(stream=stream, length=len(stream.times), stamped=found)
+    stamped = _MEMO["stamped"]
+    assert isinstance(stamped, list)
+    return stamped

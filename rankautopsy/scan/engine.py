@@ -45,6 +45,7 @@ ENGINE_ENV = "RANKAUTOPSY_ENGINE"
 DIRTY = rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\xc2[\x80-\x9f]"
 
 _NOT_CONTROL = bytes(b for b in range(256) if not (b < 0x20 or b == 0x7F) or b in b"\t\n\r")
+WALK_TAIL = 1024 * 1024  # bytes searched back for the start of an unterminated last line
 Match = tuple[int, int]  # (offset of a byte of the matching line, rule index)
 Data = memoryview | bytes | bytearray
 
@@ -61,9 +62,23 @@ class Engine:
     def find(self, data: Data, kind: StreamKind, budget: Budget, *, sampled: bool = False) -> list[Match]:
         """Every match of the kind's rules (the sampled progress rules, or all others) in `data`."""
         chosen = [r for r in self.rules if r.applies_to(kind) and r.sampled == sampled and budget.allows(r)]
-        found, refused = self._find(data, [r for r in chosen if r.prefilter is not None], budget)
+        bulk = [r for r in chosen if r.prefilter is not None]
+        found, refused = self._find(data, bulk, budget)
+        found = [(offset - (data[offset] == 0x0A), index) for offset, index in found]  # `$` ends at the \n
+        found += self._last_line(data, bulk, budget)
         found += _text_matches(data, [r for r in chosen if r.prefilter is None] + refused, budget)
         return found
+
+    def _last_line(self, data: Data, rules: list[CompiledRule], budget: Budget) -> list[Match]:
+        """A last line with no line feed, scanned again with one: a prefilter's `$` is the line end."""
+        if not data or data[-1] == 0x0A or not rules:
+            return []
+        start = bytes(data[-WALK_TAIL:]).rfind(b"\n") + 1 + max(0, len(data) - WALK_TAIL)
+        if start == 0 and len(data) > WALK_TAIL:
+            return []  # one huge line: its pieces end in `\r`, which the bulk scan saw
+        tail = bytes(data[start:]) + b"\n"
+        found, _ = self._find(tail, rules, budget)
+        return [(min(start + offset, len(data) - 1), index) for offset, index in found]  # not on the added \n
 
     def prepare(self, kinds: Iterable[StreamKind]) -> None:
         """Compile now what scanning these kinds of streams needs (before worker processes fork)."""
@@ -144,8 +159,8 @@ def _on_lines(
             pos = end + 1
     out: list[Match] = []
     for start in sorted(lines):
-        end = data.find(b"\n", start)
-        if (m := pattern.search(data, start, len(data) if end < 0 else end, timeout=timeout)) is not None:
+        end = data.find(b"\n", start)  # the line feed is searched too: a prefilter's `$` is one
+        if (m := pattern.search(data, start, len(data) if end < 0 else end + 1, timeout=timeout)) is not None:
             out.append((m.end() - 1, index))
     return out
 

@@ -11,12 +11,15 @@ import json
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TypeVar
 
 import regex
 
 from rankautopsy import __version__, cache
 from rankautopsy.model import Role, Rule, StreamKind
+from rankautopsy.scan import literals as literals_module
+from rankautopsy.scan import prefilter as prefilter_module
 from rankautopsy.scan.literals import TWINS, Literals, required_literals
 from rankautopsy.scan.prefilter import Untranslatable, prefilter
 
@@ -87,7 +90,7 @@ def compile_rules(rules: Iterable[Rule]) -> list[CompiledRule]:
     """The rules ready to scan with; their prefilters and literals (slow to derive) come from the
     per-user cache when the same rules were compiled before."""
     listed = list(rules)
-    key = cache.key_of(_DERIVED_FORMAT, __version__, *(f"{r.ignorecase:d}{r.pattern}" for r in listed))
+    key = cache.key_of(_DERIVED_FORMAT, __version__, *_DERIVERS, *(f"{r.ignorecase:d}{r.pattern}" for r in listed))
     known = _decode(cache.read("prefilters", key), len(listed))
     if known is None:
         known = [_derive(r) for r in listed]
@@ -96,6 +99,8 @@ def compile_rules(rules: Iterable[Rule]) -> list[CompiledRule]:
 
 
 _DERIVED_FORMAT = "2"
+# The code that derives prefilters and literals is part of the key: a change to it rebuilds the entry.
+_DERIVERS = tuple(Path(module.__file__ or "").read_bytes() for module in (prefilter_module, literals_module))
 
 
 def _encode(derived: Derived) -> list[object]:

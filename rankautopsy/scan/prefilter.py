@@ -4,7 +4,8 @@ A rule is written for one decoded line with its launcher prefixes stripped (Unic
 at the message, lookarounds). The scanner walks raw bytes in bulk instead, so each pattern becomes a
 *superset* in the syntax that Hyperscan and `regex` bytes patterns share: anchors, `\\b` and lookarounds
 dropped, backreferences widened, every class widened to the UTF-8 bytes of the characters it may match,
-`\\n` and `\\r` never matched (a rule sees one `\\r`-separated piece of one line). Leading and trailing
+`\\n` and `\\r` never matched (a rule sees one `\\r`-separated piece of one line) except by a `$`,
+which becomes the `\\n` or `\\r` that ends the piece. Leading and trailing
 optional parts are trimmed: only the existence of a match on a line is asked. The rule's own regex
 then confirms each candidate line.
 """
@@ -37,6 +38,7 @@ _CATEGORIES = {
 CASE_TWINS = {"i": "\u0130", "k": "\u212a", "s": "\u017f"}
 _HIGH = frozenset(range(0x80, 0x100))
 _LITERAL_RUN = 3  # literal bytes in a row worth starting a prefilter at
+_MAX_BOUND = 64  # repeat bounds above this are dropped from prefilters (see `_loose`)
 _BROAD = 12  # classes with more members than this say little about a line
 _WIDE_BYTES = 4  # UTF-8 bytes of one character; a U+FFFD of `errors="replace"` stands for 1 to 3 bytes
 
@@ -77,6 +79,10 @@ class Rep:
 
 
 Node = Chars | Lit | Seq | Alt | Rep
+# `$` ends a piece of a line: the `\n` or `\r` after it (the engines scan the last line with a `\n`
+# after it). Kept, since a rule for a line that is only `[3]:` would otherwise match every line of a
+# log with torchrun's `[${rank}]:` prefix.
+LINE_END = Chars(frozenset({0x0A, 0x0D}))
 
 
 def prefilter(pattern: str, *, ignorecase: bool = False) -> bytes:
@@ -166,6 +172,8 @@ def _node(op: str, av: Any, icase: bool) -> Node:
     if op in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
         lo, hi, items = av
         return Rep(_seq(items, icase), lo, None if hi == _sre.MAXREPEAT else hi)
+    if op == "AT" and str(av) in ("AT_END", "AT_END_STRING"):
+        return LINE_END
     if op in ("AT", "ASSERT", "ASSERT_NOT"):
         return Seq()  # zero-width: dropping a condition only widens the match
     if op == "GROUPREF":
@@ -364,10 +372,16 @@ def _emit_rep(node: Rep) -> str:
         return ""
     if isinstance(item, Chars) and item.wide:
         hi = None if node.hi is None else node.hi * _WIDE_BYTES
-        return _class(item) + _bounds(node.lo, hi)
+        return _class(item) + _bounds(node.lo, _loose(hi))
     inner = _emit(item)
     body = inner if isinstance(item, Chars) and not item.wide else f"(?:{inner})"
-    return body + _bounds(node.lo, node.hi)
+    return body + _bounds(node.lo, _loose(node.hi))
+
+
+def _loose(hi: int | None) -> int | None:
+    """A large upper bound is dropped: Hyperscan builds a state per repeat up to it (`[^"]{0,255}` of
+    wide characters made one rule's database too large to compile), and no bound only widens the match."""
+    return None if hi is not None and hi > _MAX_BOUND else hi
 
 
 def _bounds(lo: int, hi: int | None) -> str:
@@ -379,6 +393,8 @@ def _bounds(lo: int, hi: int | None) -> str:
 
 
 def _class(chars: Chars) -> str:
+    if chars == LINE_END:
+        return "[\\x0a\\x0d]"
     members = sorted((chars.codes | (_HIGH if chars.wide else frozenset())) - _NEVER)
     if not members:
         raise Untranslatable("a character class that matches nothing")

@@ -39,6 +39,9 @@ _TQDM = re.compile(r" *[0-9]{1,3}%\|[^|\n]{0,200}\| *[^\[\n]{0,40}\[[^\]\n]{0,80
 _TEE = re.compile(r"\[(?P<role>[A-Za-z_][\w-]*?)(?P<lrank>\d{1,9})\]:")
 # PyTorch: `[rank3]: ` (excepthook, with a space, maybe doubled) or `[rank3]:[E...` (c10 log prefix).
 _RANK = re.compile(r"\[rank(?P<rank>\d{1,9})\]: ?")
+# torchrun's TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[${rank}]:' (PyTorch >= 2.2): taken only where it is
+# the stream's shape (most lines carry it), since `[12]:` alone could be anything
+_TEMPLATE = re.compile(r"\[(?P<rank>\d{1,9})\]:")
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +66,7 @@ class Profile:
     srun: bool = False
     pdsh: bool = False
     numbered: bool = False
+    template: bool = False  # `[${rank}]:` on most lines
     taught: tuple[Any, ...] = ()  # compiled patterns of rules with the `prefix` effect (a user's launcher)
 
 
@@ -108,6 +112,8 @@ def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str,
         rank, pos = int(m["rank"]), m.end()
         host = m["host"] or host
         pid = int(m["pid"]) if m["pid"] else None
+    if profile.template and (m := _TEMPLATE.match(line, pos)) is not None:
+        rank, pos = int(m["rank"]), m.end()
     while line.startswith("[", pos):
         if (m := _RANK.match(line, pos)) is not None:
             rank, pos = int(m["rank"]), m.end()
@@ -175,7 +181,8 @@ def sniff_profile(sample: list[str]) -> Profile:
     pdsh = pdsh and all(any(c.isdigit() or c == "-" for c in label) for label in set(labels))
     if pdsh:
         lines = [line[m.end() :] if (m := _PDSH.match(line)) else line for line in lines]
-    return Profile(srun=_mostly(lines, _SRUN), pdsh=pdsh, numbered=numbered)
+    template = sum(1 for line in lines if _TEMPLATE.match(line)) >= 0.6 * len(lines)
+    return Profile(srun=_mostly(lines, _SRUN), pdsh=pdsh, numbered=numbered, template=template)
 
 
 def _mostly(lines: list[str], pattern: re.Pattern[str]) -> bool:
