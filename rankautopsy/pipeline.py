@@ -41,7 +41,7 @@ from rankautopsy.scan.selection import read_stream
 from rankautopsy.sources.clocks import ClockContext, live_boot_time, live_uptime, local_zone
 from rankautopsy.sources.discover import Source, damaged, discover
 from rankautopsy.sources.lines import Stream, last_signs
-from rankautopsy.sources.read import read_head
+from rankautopsy.sources.read import LONG_LINE, read_head
 from rankautopsy.sources.sanitize import clean
 
 DEFAULT_SKEW = timedelta(seconds=2)
@@ -266,6 +266,11 @@ def _scan_job(job: _Job, rules: list[CompiledRule], engine: Engine) -> Scanned:
     notes = [job.note] if job.note else []
     notes += [f"rule {r} exceeded its time bound on {job.source.display} and was skipped there" for r in read.timed_out]
     notes += _kernel_notes(read.stream, job.ctx)
+    if read.clipped:
+        notes.append(
+            f"{job.source.display}: {read.clipped} line(s) longer than {LONG_LINE // 2**20} MiB (a progress bar"
+            " redrawn with \\r?) were read as their head and their last \\r-separated piece"
+        )
     events = _thin_progress(build_events(read.stream, read.hits, rules))
     problem = damaged(read.problem) if read.problem else None
     return Scanned(last_signs(read.stream), events, notes, problem)

@@ -75,6 +75,7 @@ class StreamRead:
     hits: list[Hit]
     timed_out: list[str]
     problem: str | None  # the input ended early and damaged (a truncated gzip)
+    clipped: int = 0  # lines too long to read whole (their middle was skipped)
 
 
 def read_stream(source: Source, ctx: ClockContext, engine: Engine) -> StreamRead:
@@ -87,13 +88,13 @@ def read_stream(source: Source, ctx: ClockContext, engine: Engine) -> StreamRead
         selection = _Selection(source, ctx, engine, sample(first, end), (first.first_line, end))
         if source.size <= WHOLE_BYTES and selection.parser.sequential:
             stream, hits = _read_whole(selection, [bytes(first.buf[first.start : first.end])], chunks)
-            return StreamRead(stream, hits, selection.budget.timed_out, reader.problem)
+            return StreamRead(stream, hits, selection.budget.timed_out, reader.problem, reader.clipped)
         for chunk in itertools.chain([first], chunks):
             selection.read(chunk)
             if chunk.last:
                 selection.tail(chunk)
         stream, hits = selection.result(source)
-        return StreamRead(stream, hits, selection.budget.timed_out, reader.problem)
+        return StreamRead(stream, hits, selection.budget.timed_out, reader.problem, reader.clipped)
 
 
 def _read_whole(selection: _Selection, parts: list[bytes], chunks: Iterable[Chunk]) -> tuple[Stream, list[Hit]]:

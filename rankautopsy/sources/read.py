@@ -342,7 +342,7 @@ def _buffer(size: int) -> bytearray:
 
 class ChunkReader:
     """Chunks of whole lines from a byte stream, in one buffer of CONTEXT + CHUNK bytes. A line longer
-    than LONG_LINE is clipped to its head (its `\\r`-separated pieces beyond that are not read)."""
+    than LONG_LINE keeps its head and its last `\\r`-separated piece; its middle is not read."""
 
     def __init__(self, stream: Readable, chunk: int | None = None, context: int | None = None) -> None:
         chunk, context = chunk or CHUNK, context or CONTEXT  # read here: tests shrink them
@@ -351,6 +351,8 @@ class ChunkReader:
         self._long = min(LONG_LINE, chunk // 2)
         self.buf = _buffer(context + chunk)
         self.lines = 0  # physical lines handed out so far
+        self.clipped = 0  # lines too long for the buffer: their middle was not read
+        self._keep = 0  # where the kept last piece of a clipped line goes
 
     @property
     def problem(self) -> str | None:
@@ -367,9 +369,8 @@ class ChunkReader:
             if end == 0 and not eof:
                 if filled - start < self._long:
                     continue
-                buf[start + self._long] = 0x0A  # clip: keep the head of the line, drop the rest
-                end = filled = start + self._long + 1
-                skipping = True
+                filled, skipping = self._clip(start, filled)
+                continue  # read on to the line's end
             lines = buf.count(b"\n", start, end) + (end > start and buf[end - 1] != 0x0A)
             yield Chunk(buf, ctx, start, end, ctx_line, self.lines + 1, base, lines, last=eof)
             self.lines += lines
@@ -379,20 +380,44 @@ class ChunkReader:
             base += dropped
             ctx, start, filled = 0, end - dropped, filled - dropped
 
+    def _clip(self, start: int, filled: int) -> tuple[int, bool]:
+        """Cut the middle out of a line too long for the buffer: keep its head up to a `\\r` and, read on
+        to its end, its last `\\r`-separated piece (a tqdm bar redrawn for a whole epoch, then the
+        `Traceback` header printed after it). The line keeps its number."""
+        half = self._long // 2
+        cut = self.buf.rfind(b"\r", start + half // 2, start + half)
+        if cut < 0:  # no piece boundary in reach: one byte of the head becomes one
+            cut = start + half
+            self.buf[cut] = 0x0D
+        self._keep = cut + 1
+        self.clipped += 1
+        return self._skip(self._keep, filled - self._keep)
+
+    def _skip(self, filled: int, n: int) -> tuple[int, bool]:
+        """Bytes read into `buf[filled:filled + n]` of a clipped line: only the piece after the latest
+        `\\r` is kept (at most half of LONG_LINE of it); whether the line goes on past them."""
+        buf, keep, end = self.buf, self._keep, filled + n
+        newline = buf.find(b"\n", filled, end)
+        piece = buf.rfind(b"\r", keep, end if newline < 0 else newline)
+        if piece >= 0:
+            moved = end - piece - 1
+            buf[keep : keep + moved] = buf[piece + 1 : end]
+            newline = newline - (piece + 1) + keep if newline >= 0 else -1
+            end = keep + moved
+        if newline >= 0:
+            return end, False
+        return min(end, keep + self._long // 2), True
+
     def _fill(self, filled: int, skipping: bool) -> tuple[int, bool, bool]:
-        """Read until the buffer is full or the input ends; drop the rest of a clipped line."""
+        """Read until the buffer is full or the input ends; of a clipped line, keep only its last piece."""
         view = memoryview(self.buf)
         while filled < len(self.buf):
             n = self._stream.readinto(view[filled:]) or 0
             if n == 0:
                 return filled, skipping, True
             if skipping:
-                cut = self.buf.find(b"\n", filled, filled + n)
-                if cut < 0:
-                    continue
-                rest = filled + n - cut - 1
-                self.buf[filled : filled + rest] = self.buf[cut + 1 : filled + n]
-                n, skipping = rest, False
+                filled, skipping = self._skip(filled, n)
+                continue
             filled += n
         return filled, skipping, False
 

@@ -1,0 +1,97 @@
+"""The log shapes that made the scanner slow or wrong (benchmarks/gen_hurting.py makes them big):
+each is diagnosed right, and the scan does the work a line needs, not more."""
+
+from __future__ import annotations
+
+import io
+from datetime import UTC
+from pathlib import Path
+
+import pytest
+
+from rankautopsy.model import Cause, Outcome
+from rankautopsy.pipeline import Options, diagnose
+from rankautopsy.scan.prefilter import prefilter
+from rankautopsy.sources import read
+from rankautopsy.sources.read import ChunkReader
+
+TRACEBACK = [
+    "Traceback (most recent call last):",
+    '  File "/job/train.py", line 230, in train',
+    "    batch = next(loader)",
+    "ValueError: bad sample 4242",
+]
+
+
+def _steps(rank: int, count: int, prefix: str = "") -> list[str]:
+    return [
+        f"{prefix}2026-11-30 03:00:{i % 60:02d},000 INFO [train.py:212] rank {rank} step {i} loss 2.5"
+        for i in range(count)
+    ]
+
+
+def _write(folder: Path, rank: int, lines: list[str]) -> None:
+    (folder / f"rank{rank}.log").write_text("".join(line + "\n" for line in lines))
+
+
+def test_torchruns_rank_template_prefix_is_read_on_every_line(tmp_path: Path) -> None:
+    """TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[${rank}]:' prefixes every line with the global rank."""
+    for rank in range(3):
+        tail = [f"[{rank}]:{t}" for t in TRACEBACK] if rank == 1 else []
+        _write(tmp_path, rank, _steps(rank, 200, prefix=f"[{rank}]:") + tail)
+    result = diagnose(Options(paths=[str(tmp_path)], tz=UTC, jobs=1))
+    assert result.verdict.outcome is Outcome.FIRST_DEATH
+    assert result.verdict.first_death is not None
+    assert (result.verdict.first_death.rank, result.verdict.first_death.cause) == (1, Cause.PYTHON_EXCEPTION)
+    assert all(r.last_step == 199 for r in result.ranks)  # the stamps behind the prefix were read
+
+
+def test_a_numbered_list_is_not_taken_for_a_rank_prefix(tmp_path: Path) -> None:
+    lines = [*_steps(0, 50), "[1]: first item", "[2]: second item", *TRACEBACK]
+    _write(tmp_path, 0, lines)
+    result = diagnose(Options(paths=[str(tmp_path)], tz=UTC, jobs=1))
+    assert result.verdict.first_death is not None and result.verdict.first_death.rank == 0
+
+
+@pytest.mark.parametrize(
+    ("pattern", "line", "matches"),
+    [
+        (r"^[ \t]*\[(?P<idx>[0-9]+)\]:[ \t]*$", b"[5]:2026-11-30 03:00:00,000 INFO step 3\n", False),
+        (r"^[ \t]*\[(?P<idx>[0-9]+)\]:[ \t]*$", b"  [5]:  \n", True),
+        (r"^[ \t]*\[(?P<idx>[0-9]+)\]:[ \t]*$", b"[5]:\rnext piece\n", True),
+        (r"Killed$", b"Killed by the kernel\n", False),
+    ],
+)
+def test_a_line_end_anchor_is_kept_in_the_prefilter(pattern: str, line: bytes, matches: bool) -> None:
+    import regex
+
+    assert (regex.search(prefilter(pattern), line) is not None) is matches
+
+
+def test_a_large_repeat_bound_is_dropped_from_the_prefilter() -> None:
+    assert b"{0,255}" not in prefilter(r'host "(?P<host>[^"\\]{0,255})"')
+    assert b"{2,4}" in prefilter(r"x[0-9]{2,4}y")
+
+
+def test_an_overlong_line_keeps_its_head_and_its_last_piece() -> None:
+    bar = "\r".join(f"{i % 100:3d}%|####      | {i}/99999 [00:10<00:10]" for i in range(4000))
+    text = f"before\n{bar}\rTraceback (most recent call last):\nValueError: x\n".encode()
+    reader = ChunkReader(io.BytesIO(text), chunk=16 * 1024, context=4096)
+    lines = b"".join(bytes(c.buf[c.start : c.end]) for c in reader).split(b"\n")
+    assert reader.clipped == 1
+    assert lines[0] == b"before" and lines[2] == b"ValueError: x"
+    assert lines[1].startswith(b"  0%|") and lines[1].endswith(b"\rTraceback (most recent call last):")
+    assert len(lines[1]) <= 8 * 1024 + 64  # the middle was not kept
+
+
+def test_the_traceback_after_an_epoch_long_tqdm_line_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(read, "CHUNK", 256 * 1024)  # the line is longer than a chunk
+    monkeypatch.setattr(read, "CONTEXT", 64 * 1024)
+    bar = "\r".join(f"Epoch 3: {i % 100:3d}%|#####     | {i}/99999 [01:02<00:10, 9.8it/s]" for i in range(20_000))
+    for rank in range(2):
+        lines = _steps(rank, 100) + ([bar + "\r" + TRACEBACK[0], *TRACEBACK[1:]] if rank == 1 else [])
+        _write(tmp_path, rank, lines)
+    result = diagnose(Options(paths=[str(tmp_path)], tz=UTC, jobs=1))
+    assert result.verdict.first_death is not None
+    assert (result.verdict.first_death.rank, result.verdict.first_death.cause) == (1, Cause.PYTHON_EXCEPTION)
+    assert any("read as their head and their last" in n for n in result.verdict.notes)
