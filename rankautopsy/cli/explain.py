@@ -10,17 +10,17 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from rankautopsy.cli.rules import OutputFormat
 from rankautopsy.errors import UsageError
 from rankautopsy.model import Cause, Rule
-from rankautopsy.rulepacks.catalogue import CAUSES, OutputFormat
-from rankautopsy.rulepacks.loader import load_rules
-from rankautopsy.rulepacks.remediation import Remediation, load_remediation
-from rankautopsy.rulepacks.sources import user_rule_paths
 from rankautopsy.sources.sanitize import clean
+
+if TYPE_CHECKING:  # the rule-pack modules are imported when the command runs, not for --help
+    from rankautopsy.rulepacks.remediation import Remediation
 
 EXPLAINED = tuple(c for c in Cause if c not in (Cause.PROGRESS, Cause.CONTEXT))
 _SYMPTOM = (
@@ -36,6 +36,10 @@ def explain_command(
     output_format: Annotated[OutputFormat, typer.Option("--format", "-f", help="Output format.")] = OutputFormat.TEXT,
 ) -> None:
     """What to do about a cause: fix it, bound the wait, detect it fast next time; the rules that report it."""
+    from rankautopsy.rulepacks.loader import load_rules
+    from rankautopsy.rulepacks.remediation import load_remediation
+    from rankautopsy.rulepacks.sources import user_rule_paths
+
     cause = parse_cause(cause_id)
     rules = [r for r in load_rules(user_rule_paths((), Path.cwd())) if r.cause is cause]
     rem = load_remediation()
@@ -54,6 +58,8 @@ def parse_cause(value: str) -> Cause:
 
 
 def explain_text(cause: Cause, rem: Remediation, rules: Sequence[Rule]) -> str:
+    from rankautopsy.rulepacks.catalogue import CAUSES
+
     sections = [f"# {cause.value}: {CAUSES[cause]}"]
     if cause.is_symptom:
         sections.append(_section("What it means", [_SYMPTOM]))
@@ -67,6 +73,8 @@ def explain_text(cause: Cause, rem: Remediation, rules: Sequence[Rule]) -> str:
 
 
 def explain_json(cause: Cause, rem: Remediation, rules: Sequence[Rule]) -> str:
+    from rankautopsy.rulepacks.catalogue import CAUSES
+
     doc = {
         "cause": cause.value,
         "meaning": CAUSES[cause],
