@@ -351,3 +351,14 @@ def test_clean_pieces_is_clean_of_each_segment(line: str, limit: int) -> None:
 
     pieces = [p[:limit] for p in read.segments(line)]
     assert clean_pieces(line, limit) == "\n".join(clean(p) for p in pieces)
+
+
+def test_a_pack_with_a_control_character_is_one_clear_problem(tmp_path: Path) -> None:
+    from rankautopsy.errors import RulePackError
+    from rankautopsy.rulepacks.loader import load_rules
+
+    pack = tmp_path / "ctl.yaml"
+    pack.write_text("rules:\n  - id: a.b\n    title: x\x0by\n")  # found by the fuzzer: ReaderError escaped
+    with pytest.raises(RulePackError) as caught:
+        load_rules([pack])
+    assert len(caught.value.problems) == 1 and "invalid YAML" in caught.value.problems[0]

@@ -9,6 +9,7 @@ form with aliased complex keys, would otherwise cost minutes and gigabytes)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from collections.abc import Hashable, Iterator
@@ -198,14 +199,17 @@ def parse_yaml(path: Path, report: Report) -> tuple[object, list[tuple[int, str]
     except OSError as exc:
         report.add(None, None, f"cannot read: {exc.strerror or type(exc).__name__}")
         return None
-    fast = FastLineLoader(text)
+    with contextlib.suppress(yaml.YAMLError, RecursionError):
+        fast = FastLineLoader(text)
+        try:
+            return _load(fast, report)
+        finally:
+            fast.dispose()
     try:
-        return _load(fast, report)
-    except (yaml.YAMLError, RecursionError):
-        pass
-    finally:
-        fast.dispose()
-    loader = SafeLineLoader(text)
+        loader = SafeLineLoader(text)  # its reader refuses a control character here, as a YAMLError
+    except yaml.YAMLError as exc:
+        report.add(None, None, f"invalid YAML: {exc}")
+        return None
     try:
         return _load(loader, report)
     except yaml.MarkedYAMLError as exc:
