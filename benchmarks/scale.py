@@ -174,14 +174,14 @@ def generate(root: Path, nodes: int) -> tuple[float, int, int]:
     return time.monotonic() - started, raw_bytes, event_bytes
 
 
-def measure(root: Path, count: int) -> dict[str, object]:
+def measure(root: Path, count: int, fmt: str = "json") -> dict[str, object]:
     subset = root / f"first-{count}"
     subset.mkdir(exist_ok=True)
     for node in range(count):
         name = f"gpu{node:04d}.events.jsonl.gz"
         if not (subset / name).exists():
             os.link(root / "events" / name, subset / name)  # a hard link: the tool does not follow symlinks out
-    argv = [sys.executable, "-m", "rankautopsy", "diagnose", str(subset), "--format", "json", "--tz", "UTC"]
+    argv = [sys.executable, "-m", "rankautopsy", "diagnose", str(subset), "--format", fmt, "--tz", "UTC"]
     with tempfile.TemporaryFile() as out_file, tempfile.TemporaryFile() as err_file:
         started = time.monotonic()
         child = subprocess.Popen(argv, stdout=out_file, stderr=err_file)
@@ -192,38 +192,58 @@ def measure(root: Path, count: int) -> dict[str, object]:
         err_file.seek(0)
         out, err = out_file.read(), err_file.read()
     peak = usage.ru_maxrss  # KiB on Linux
-    report = json.loads(out) if out else {}
+    report = json.loads(out) if out and fmt == "json" else {}
     first = (report.get("verdict") or {}).get("first_death") or {}
-    return {"nodes": count, "ranks": count * PER_NODE, "seconds": round(elapsed, 2), "peak_rss_mib": round(peak / 1024),
-            "events": len(report.get("events", [])), "first_death": (first.get("rank"), first.get("cause")),
-            "exit": child.returncode, "stderr": err.decode()[-300:]}  # fmt: skip
+    return {
+        "nodes": count,
+        "ranks": count * PER_NODE,
+        "format": fmt,
+        "seconds": round(elapsed, 2),
+        "peak_rss_mib": round(peak / 1024),
+        "events": len(report.get("events", [])),
+        "first_death": (first.get("rank"), first.get("cause")),
+        "exit": child.returncode,
+        "stderr": err.decode()[-300:],
+    }
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=1000)
     parser.add_argument("--steps", default="125,250,500,1000")
-    parser.add_argument("--keep", type=Path, help="generate into this directory and keep it")
+    parser.add_argument("--keep", type=Path, help="generate into this directory and keep it (reused if it has events/)")
+    parser.add_argument("--formats", default="json,terminal", help="the --format of each measured diagnose")
     args = parser.parse_args()
     root = args.keep or Path(tempfile.mkdtemp(prefix="ra-scale-"))
     try:
-        seconds, raw, events = generate(root, args.nodes)
-        print(f"generated and scanned {args.nodes} nodes x {PER_NODE} ranks in {seconds:.1f} s: "
-              f"{raw / 1024**2:.1f} MiB of raw logs -> {events / 1024**2:.2f} MiB of event files "
-              f"({events / args.nodes / 1024:.1f} KiB per node)", flush=True)  # fmt: skip
+        if (root / "events").is_dir() and len(list((root / "events").iterdir())) >= args.nodes:
+            print(f"reusing the event files in {root / 'events'}")
+        else:
+            _report_generated(args.nodes, *generate(root, args.nodes))
         for count in sorted({int(s) for s in args.steps.split(",") if int(s) <= args.nodes}):
-            print(json.dumps(measure(root, count)), flush=True)
-        terminal = subprocess.run(
-            [sys.executable, "-m", "rankautopsy", "diagnose", str(root / "events"), "--no-color", "--width", "100"],
-            capture_output=True, text=True,
-        )  # fmt: skip
-        lines = terminal.stdout.splitlines()
-        print(f"terminal report over {args.nodes * PER_NODE} ranks: {len(lines)} lines; its head:")
-        print("\n".join(lines[:60]))
+            for fmt in args.formats.split(","):
+                print(json.dumps(measure(root, count, fmt)), flush=True)
+        _terminal(root, args.nodes)
     finally:
         if args.keep is None:
             shutil.rmtree(root, ignore_errors=True)
     return 0
+
+
+def _report_generated(nodes: int, seconds: float, raw: int, events: int) -> None:
+    print(f"generated and scanned {nodes} nodes x {PER_NODE} ranks in {seconds:.1f} s: "
+              f"{raw / 1024**2:.1f} MiB of raw logs -> {events / 1024**2:.2f} MiB of event files "
+              f"({events / nodes / 1024:.1f} KiB per node)", flush=True)  # fmt: skip
+
+
+def _terminal(root: Path, nodes: int) -> None:
+    terminal = subprocess.run(
+        [sys.executable, "-m", "rankautopsy", "diagnose", str(root / "events"), "--no-color", "--width", "100"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    lines = terminal.stdout.splitlines()
+    print(f"terminal report over {nodes * PER_NODE} ranks: {len(lines)} lines; its head:")
+    print("\n".join(lines[:60]))
 
 
 if __name__ == "__main__":
