@@ -95,3 +95,20 @@ def test_the_traceback_after_an_epoch_long_tqdm_line_is_found(tmp_path: Path, mo
     assert result.verdict.first_death is not None
     assert (result.verdict.first_death.rank, result.verdict.first_death.cause) == (1, Cause.PYTHON_EXCEPTION)
     assert any("read as their head and their last" in n for n in result.verdict.notes)
+
+
+@pytest.mark.parametrize("size", [1_000, 200_000])  # read whole, and read in chunks
+def test_a_context_line_repeated_with_the_same_facts_is_kept_three_times_and_counted(tmp_path: Path, size: int) -> None:
+    tag = "node00:52003:52043 [3] NCCL INFO"
+    lines = []
+    for step in range(size // 2):
+        lines += [
+            f"2026-11-30 03:00:{step % 60:02d},000 INFO [train.py:212] step {step} loss 2.5",
+            f"{tag} cudaDriverVersion 12040",
+        ]
+    _write(tmp_path, 3, [*lines, *TRACEBACK])
+    result = diagnose(Options(paths=[str(tmp_path)], tz=UTC, jobs=1))
+    identity = [e for e in result.events if e.rule == "nccl.process-identity"]
+    assert len(identity) == 3
+    assert identity[0].facts["repeats"] == str(size // 2)
+    assert result.verdict.first_death is not None and result.verdict.first_death.host == "node00"  # still joined

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import regex
 
-from rankautopsy.model import Assembly, StreamKind
+from rankautopsy.model import Assembly, Effect, Role, StreamKind
 from rankautopsy.scan.chunkview import ChannelCache, View, head_end, logical_lines, sample
 from rankautopsy.scan.engine import Engine, Match
 from rankautopsy.scan.matcher import Budget, CompiledRule, Hit
@@ -53,6 +53,7 @@ BEFORE = {
 }
 WALK_BYTES = 64 * 1024  # how far to look for a timestamped neighbour
 WALK_LINES = 256  # timestamp-looking lines read in one walk, at most
+REPEATS = 3  # a context line with the same rule, channel and facts is kept this often, then counted
 MAX_SELECTED = 100_000  # lines kept for windows and neighbours; past this only hits are kept
 _RANK_PREFIX = re.compile(rb"\[rank([0-9]+)\]")  # as prefixes.py reads them
 _MPI_PREFIX = re.compile(rb"\[(?:[^,\]\[\n]+,)?([0-9]+)\](?:\[[^:\]\n]+:[0-9]+\])?<(?:stdout|stderr|stddiag)>")
@@ -111,12 +112,17 @@ def _read_whole(selection: _Selection, parts: list[bytes], chunks: Iterable[Chun
     for sampled in (False, True):
         for offset, rule in selection.engine.find(data, selection.kind, selection.budget, sampled=sampled):
             candidates.setdefault(bisect_right(starts, offset) - 1, set()).add(rule)
-    hits = []
+    hits: list[Hit] = []
     for index in sorted(candidates):
         for rule in sorted(candidates[index]):
             compiled = selection.rules[rule]
             if (m := selection.budget.search(compiled, stream.texts[index])) is not None:
-                hits.append(Hit(compiled, index, {k: v for k, v in m.groupdict().items() if v is not None}))
+                facts = {k: v for k, v in m.groupdict().items() if v is not None}
+                if not selection._repeated(rule, lines[index].channel, facts, (len(hits), 0)):
+                    hits.append(Hit(compiled, index, facts))
+    for (first, _), seen in selection.repeats.values():
+        if seen > REPEATS:
+            hits[first].facts["repeats"] = str(seen)
     return stream, hits
 
 
@@ -158,6 +164,9 @@ class _Selection:
     pending: list[_Walk] = field(default_factory=list)
     stamped: set[Channel] = field(default_factory=set)  # channels with a timestamped line selected
     logical: int = 0  # logical lines read
+    repeats: dict[tuple[int, Channel, tuple[tuple[str, str], ...]], tuple[tuple[int, int], int]] = field(
+        default_factory=dict
+    )  # repeatable context hits: where the first is, and how many were seen
 
     def __post_init__(self) -> None:
         self.parser = LineParser(self.source, self.ctx, self.sample, self.engine.taught)
@@ -191,6 +200,9 @@ class _Selection:
         self._last_seen(view, begin)
 
     def result(self, source: Source) -> tuple[Stream, list[Hit]]:
+        for (rule, _, _), ((number, seg), seen) in self.repeats.items():
+            if seen > REPEATS:
+                self.found[number][(seg, rule)]["repeats"] = str(seen)
         order = sorted(self.lines)
         index: dict[tuple[int, int], int] = {}
         for number in order:
@@ -212,16 +224,32 @@ class _Selection:
         hit_lines: set[int] = set()
         for start, number in view.numbers(sorted(candidates)):
             found = self.found.setdefault(number, {})
+            fresh = number not in self.lines
             for seg, line in enumerate(self._take(view, start, number)):
                 for index in sorted(candidates[start]):
                     if (seg, index) in found:
                         hit_lines.add(start)
                     elif (m := self.budget.search(self.rules[index], line.text)) is not None:
-                        found[(seg, index)] = {k: v for k, v in m.groupdict().items() if v is not None}
-                        hit_lines.add(start)
+                        facts = {k: v for k, v in m.groupdict().items() if v is not None}
+                        if not self._repeated(index, line.channel, facts, (number, seg)):
+                            found[(seg, index)] = facts
+                            hit_lines.add(start)
             if not found:
                 del self.found[number]
+                if fresh and number > self.window_until:
+                    del self.lines[number]  # parsed only to be confirmed: not a selected line
         return hit_lines
+
+    def _repeated(self, index: int, channel: Channel, facts: dict[str, str], where: tuple[int, int]) -> bool:
+        """Whether a hit repeats, for the REPEATS-th time or more, a context line of the same rule, channel
+        and facts (an NCCL identity line per communicator): then it is only counted, on the first one."""
+        rule = self.rules[index].rule
+        if rule.role is not Role.CONTEXT or rule.assemble is not None or rule.effects - {Effect.IDENTITY}:
+            return False
+        key = (index, channel, tuple(sorted(facts.items())))
+        first, seen = self.repeats.get(key, (where, 0))
+        self.repeats[key] = (first, seen + 1)
+        return seen >= REPEATS
 
     def _sampled(self, view: View, cleaned: _Cleaned) -> set[int]:
         """Progress lines: all in the head, and the first and last confirmed ones of the chunk."""

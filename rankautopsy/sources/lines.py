@@ -186,11 +186,14 @@ def _continues(line: str, profile: Profile) -> bool:
 def unwrap(raw: list[tuple[int, str]], profile: Profile) -> list[tuple[int, str]]:
     """Undo a terminal's hard wrap: when several lines of exactly the same length W are each followed
     by a line that does not start a record, a line of length W continues on the next line."""
-    pairs = itertools.pairwise(raw)
+    pairs = list(itertools.pairwise(raw))
     counts = Counter(len(a) for (_, a), (_, b) in pairs if len(a) >= 60 and _continues(b, profile))
     width, hits = counts.most_common(1)[0] if counts else (0, 0)
     if hits < 5 or hits < 0.3 * sum(counts.values()):
         return raw
+    shorter = [_continues(b, profile) for (_, a), (_, b) in pairs if len(a) < width and not _continues(a, profile)]
+    if len(shorter) >= 5 and sum(shorter) > 0.5 * len(shorter):
+        return raw  # shorter records are as often followed by such a line: the log's shape, not a wrap
     out: list[tuple[int, str]] = []
     joining = False
     for number, line in raw:
