@@ -62,13 +62,12 @@ def run_once(way: str, timeout: float, settle: float) -> dict[str, object]:
     with (logs / "console.log").open("wb") as out:
         proc = subprocess.Popen(job, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
         deadline = time.time() + timeout + 120
-        while "verdict" not in seen and time.time() < deadline:
-            time.sleep(0.05)
         job_end = None
-        try:
-            proc.wait(timeout=max(1, deadline - time.time()))
-            job_end = time.time()
-        except subprocess.TimeoutExpired:
+        while ("verdict" not in seen or job_end is None) and time.time() < deadline:
+            if job_end is None and proc.poll() is not None:
+                job_end = time.time()
+            time.sleep(0.02)
+        if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
     watch.wait(timeout=60) if "verdict" in seen else watch.kill()
     died = json.loads(injected.read_text())["time"] if injected.exists() else None
