@@ -112,3 +112,15 @@ def test_a_context_line_repeated_with_the_same_facts_is_kept_three_times_and_cou
     assert len(identity) == 3
     assert identity[0].facts["repeats"] == str(size // 2)
     assert result.verdict.first_death is not None and result.verdict.first_death.host == "node00"  # still joined
+
+
+def test_a_caught_and_logged_exception_the_rank_lived_past_is_not_its_death(tmp_path: Path) -> None:
+    caught = ["2026-11-30 03:00:05,000 ERROR [data.py:90] could not decode sample 7, skipping", *TRACEBACK[:3]]
+    caught.append("OSError: image file is truncated (3 bytes not processed)")
+    steps = _steps(0, 40)
+    _write(tmp_path, 0, [*steps[:5], *caught, *steps[5:]])
+    late = [f"2026-11-30 03:01:{i:02d},000 INFO [train.py:212] rank 1 step {i} loss 2.5" for i in range(40)]
+    _write(tmp_path, 1, [*late, *TRACEBACK])
+    result = diagnose(Options(paths=[str(tmp_path)], tz=UTC, jobs=1))
+    assert result.verdict.first_death is not None
+    assert (result.verdict.first_death.rank, result.verdict.first_death.cause) == (1, Cause.PYTHON_EXCEPTION)

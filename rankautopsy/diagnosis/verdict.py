@@ -391,7 +391,11 @@ def _precedes(tl: Timeline, a: int, b: int) -> bool:
 
 def _candidate(tl: Timeline, r: RankState) -> Candidate | None:
     code = signal_code(r.exit.code) if r.exit else None
-    causes = [i for i in r.events if tl.events[i].role is Role.CAUSE and not _after_its_exit(tl, r, i)]
+    causes = [
+        i
+        for i in r.events
+        if tl.events[i].role is Role.CAUSE and not _after_its_exit(tl, r, i) and not _went_on(tl, r, i)
+    ]
     if causes:
         best = _decisive(tl, causes)
         e = tl.events[best]
@@ -426,6 +430,22 @@ def _candidate(tl: Timeline, r: RankState) -> Candidate | None:
         from_exit_only=True,
         phase=_phase(tl, r, r.exit.event),
     )
+
+
+def _went_on(tl: Timeline, r: RankState, index: int) -> bool:
+    """A Python exception that the rank lived past: a later step line of the same stream, later in time,
+    before any exit of the rank was noticed (a data loader's caught and logged exception, not a death)."""
+    e = tl.events[index]
+    if e.cause is not Cause.PYTHON_EXCEPTION or e.time is None:
+        return False
+    noticed = r.exit.noticed if r.exit is not None else None
+    for j in r.events:
+        p = tl.events[j]
+        if p.role is not Role.PROGRESS or p.where.source != e.where.source or p.where.line <= e.where.line:
+            continue
+        if p.time is not None and p.time.earliest > e.time.latest:
+            return noticed is None or noticed.earliest > p.time.latest
+    return False
 
 
 def _after_its_exit(tl: Timeline, r: RankState, index: int) -> bool:
