@@ -1,15 +1,19 @@
 """Time `rankautopsy diagnose` against ripgrep, GNU grep and cat on the same generated corpora.
 
-    python benchmarks/bench.py [--sizes 100M,1G,2G,4G] [--dir /tmp/rankautopsy-bench] [--runs 3]
-                               [--fallback-up-to 1G] [--out benchmarks/RESULTS.md]
+    python benchmarks/bench.py [--sizes 1M,10M,100M,1G,4G] [--hurting 200M] [--dir /tmp/rankautopsy-bench]
+                               [--runs 3] [--fallback-up-to 1G] [--out benchmarks/RESULTS.md]
 
-For each size: generate the corpus (benchmarks/gen_corpus.py, 64 rank files) unless it is already there,
-write the rule lists (benchmarks/rule_lists.py), then run every command once to warm the page cache
-(and rankautopsy's compiled-database cache), then `--runs` rounds of all commands in turn; each run is
-timed from outside and its peak RSS read from `/usr/bin/time -f %M`. The table takes the medians. The
-diagnosis of the fast path (Hyperscan, one worker per core) is compared with one process and with the
-fallback engine (`regex`; run once, on sizes up to `--fallback-up-to`): verdict, ranks and events must
-be identical. Needs `rg` (ripgrep) and `/usr/bin/time` (Debian: `apt-get install -y ripgrep time`).
+First the fixed cost: a diagnosis of a 20 KB fixture against `python3 -c pass`. Then for each size:
+generate the corpus (benchmarks/gen_corpus.py, 64 rank files) unless it is already there, write the
+rule lists (benchmarks/rule_lists.py), run every command once to warm the page cache (and
+rankautopsy's cache), then `--runs` rounds of all commands in turn (alternating); each run is timed
+from outside, its CPU time and peak RSS read from `/usr/bin/time`. The tables give medians, min–max
+and the ratio of medians to `rg -j1` with the rules' own patterns. With `--hurting SIZE`, the five
+corpora of benchmarks/gen_hurting.py (NCCL INFO, rank template prefix, caught tracebacks, a million
+hits, a tqdm line) are run the same way. The diagnosis of the fast path (Hyperscan, one worker per
+core) is compared with one process and with the fallback engine (`regex`, on sizes up to
+`--fallback-up-to` and on every hurting corpus): verdict, ranks and events must be identical. Needs
+`rg` (ripgrep) and `/usr/bin/time` (Debian: `apt-get install -y ripgrep time`).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ class Command:
     argv: list[str]
     env: dict[str, str] = field(default_factory=dict)
     times: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)  # user + system seconds
     rss_kib: list[int] = field(default_factory=list)
     output: bytes = b""
 
@@ -46,7 +51,7 @@ def run(command: Command) -> None:
     """One timed run; the output is kept (a pipe, not /dev/null: grep stops at its first match there)."""
     started = time.perf_counter()
     done = subprocess.run(
-        ["/usr/bin/time", "-f", "%M", *command.argv],
+        ["/usr/bin/time", "-f", "%M %U %S", *command.argv],
         env={**os.environ, **command.env},
         capture_output=True,
         check=False,
@@ -54,8 +59,10 @@ def run(command: Command) -> None:
     elapsed = time.perf_counter() - started
     if done.returncode not in (0, 1):
         raise SystemExit(f"{command.name} failed ({done.returncode}): {done.stderr.decode()[-500:]}")
+    rss, user, system = done.stderr.decode().strip().splitlines()[-1].split()
     command.times.append(elapsed)
-    command.rss_kib.append(int(done.stderr.decode().strip().splitlines()[-1]))
+    command.cpu.append(float(user) + float(system))
+    command.rss_kib.append(int(rss))
     command.output = done.stdout
 
 
@@ -71,7 +78,7 @@ def corpus(root: Path, size: str) -> Path:
 
 
 def commands(folder: Path, lists: Path) -> list[Command]:
-    files = sorted(str(p) for p in folder.glob("rank_*.log"))
+    files = sorted(str(p) for p in folder.glob("*.log"))
     diagnose = [sys.executable, "-m", "rankautopsy", "diagnose", str(folder), "-f", "json", "--tz", "UTC", "-q"]
     return [
         Command("cat > /dev/null (I/O floor)", ["sh", "-c", 'cat "$@" > /dev/null', "cat", *files]),
@@ -103,13 +110,17 @@ class SizeResult:
 
 
 def bench_size(root: Path, size: str, runs: int, fallback: bool) -> SizeResult:
-    folder = corpus(root, size)
+    return bench_folder(root, size, corpus(root, size), runs, fallback)
+
+
+def bench_folder(root: Path, size: str, folder: Path, runs: int, fallback: bool) -> SizeResult:
     lists = root / "lists"
-    megabytes = sum(p.stat().st_size for p in folder.glob("rank_*.log")) / 1e6
+    megabytes = sum(p.stat().st_size for p in folder.glob("*.log")) / 1e6
     cmds = commands(folder, lists)
     for command in cmds:  # warm-up: page cache, database cache
         run(command)
         command.times.clear()
+        command.cpu.clear()
         command.rss_kib.clear()
     for _ in range(runs):
         for command in cmds:
@@ -128,6 +139,38 @@ def bench_size(root: Path, size: str, runs: int, fallback: bool) -> SizeResult:
     return SizeResult(
         size, folder, megabytes, cmds, same, f"rank {first['rank']}, {first['cause']}" if first else "none"
     )
+
+
+FIXTURE = HERE.parent / "fixtures" / "torchrun-raise-rank2" / "logs"
+
+
+def startup(runs: int) -> str:
+    """The fixed cost: a diagnosis of a 20 KB fixture against `python3 -c pass` and `rg -j1`, alternating."""
+    cmds = [
+        Command("python3 -c pass", [sys.executable, "-c", "pass"]),
+        Command("rankautopsy --version", [sys.executable, "-m", "rankautopsy", "--version"]),
+        Command(
+            "rankautopsy diagnose (20 KB)",
+            [sys.executable, "-m", "rankautopsy", "diagnose", str(FIXTURE), "-f", "json", "-q"],
+        ),
+    ]
+    for command in cmds:
+        run(command)
+        command.times.clear()
+    for _ in range(runs):
+        for command in cmds:
+            run(command)
+    base = statistics.median(cmds[0].times)
+    out = [
+        "## Start: a 20 KB diagnosis",
+        "",
+        "| command | median s (min–max) | vs `python3 -c pass` |",
+        "|---|---:|---:|",
+    ]
+    for c in cmds:
+        median = statistics.median(c.times)
+        out.append(f"| {c.name} | {median:.3f} ({min(c.times):.3f}–{max(c.times):.3f}) | {median / base:.1f} |")
+    return "\n".join(out) + "\n\n"
 
 
 def machine() -> list[str]:
@@ -152,19 +195,25 @@ def machine() -> list[str]:
     ]
 
 
-def report(results: list[SizeResult], runs: int) -> str:
+def report(results: list[SizeResult], runs: int, head: str = "") -> str:
     out = ["# Benchmark results", "", "Written by `python benchmarks/bench.py` (see its docstring). Machine:", ""]
     out += machine()
     out += ["", f"Medians of {runs} runs after one warm-up run (page cache warm). MB = 10^6 bytes.", ""]
+    out += [head] if head else []
     for result in results:
         rg = statistics.median(next(c for c in result.commands if c.name == "rg -j1 (rules)").times)
-        out += [f"## {result.size}: {result.megabytes:,.0f} MB in 64 files (verdict: {result.verdict})", ""]
-        out += ["| command | median s | MB/s | vs `rg -j1` (rules) | peak RSS MiB |", "|---|---:|---:|---:|---:|"]
+        files = len(list(result.folder.glob("*.log")))
+        out += [f"## {result.size}: {result.megabytes:,.0f} MB in {files} files (verdict: {result.verdict})", ""]
+        out += [
+            "| command | median s (min–max) | CPU s | MB/s | vs `rg -j1` (rules) | peak RSS MiB |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
         for c in result.commands:
             median = statistics.median(c.times)
             ratio = "—" if c.name.startswith("cat") else f"{median / rg:.2f}"
             rate, rss = result.megabytes / median, max(c.rss_kib) / 1024
-            out.append(f"| {c.name} | {median:.2f} | {rate:,.0f} | {ratio} | {rss:.0f} |")
+            spread = f"{median:.2f} ({min(c.times):.2f}–{max(c.times):.2f})"
+            out.append(f"| {c.name} | {spread} | {statistics.median(c.cpu):.2f} | {rate:,.0f} | {ratio} | {rss:.0f} |")
         same = ", ".join(f"{name}: {'identical' if ok else 'DIFFERENT'}" for name, ok in result.same.items())
         out += ["", f"Diagnosis (verdict, ranks, events) of the fast path vs {same}.", ""]
     out += ["## Commands", "", "`DIR` is the corpus directory, `FILES` its 64 `rank_*.log` files.", "", "```sh"]
@@ -193,14 +242,24 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--fallback-up-to", default="1G", help="run the fallback engine on sizes up to this")
     parser.add_argument("--out", type=Path, default=HERE / "RESULTS.md")
+    parser.add_argument("--hurting", default="", help="also the corpora of gen_hurting.py, each of this size")
     args = parser.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)
     subprocess.run([sys.executable, str(HERE / "rule_lists.py"), str(args.dir / "lists")], check=True)
     limit = gen_corpus.parse_size(args.fallback_up_to)
+    head = startup(args.runs * 3)
     results = [
-        bench_size(args.dir, size, args.runs, gen_corpus.parse_size(size) <= limit) for size in args.sizes.split(",")
+        bench_size(args.dir, size, args.runs, gen_corpus.parse_size(size) <= limit)
+        for size in args.sizes.split(",")
+        if size
     ]
-    args.out.write_text(report(results, args.runs))
+    if args.hurting:
+        root = args.dir / f"hurting-{args.hurting}"
+        subprocess.run([sys.executable, str(HERE / "gen_hurting.py"), str(root), "--size", args.hurting], check=True)
+        for shape in sorted(p.name for p in root.iterdir() if p.is_dir()):
+            folder = root / shape
+            results.append(bench_folder(args.dir, f"{shape} ({args.hurting})", folder, args.runs, True))
+    args.out.write_text(report(results, args.runs, head))
     print(f"wrote {args.out}")
 
 

@@ -123,7 +123,8 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     rules = compile_rules(load_rules())
     (out / "rules.rg").write_text("\n".join(rg_pattern(r.rule.pattern, r.rule.ignorecase) for r in rules) + "\n")
-    prefilters = [r.prefilter for r in rules if r.prefilter is not None]
+    # a prefilter's line end `[\x0a\x0d]` is, for line-oriented tools, the end of the line or a \r
+    prefilters = [r.prefilter.replace(rb"[\x0a\x0d]", rb"(?:\x0d|$)") for r in rules if r.prefilter is not None]
     (out / "prefilter.rg").write_bytes(b"\n".join(prefilters) + b"\n")
     (out / "prefilter.ere").write_bytes(b"\n".join(ere(p) for p in prefilters) + b"\n")
     print(f"{len(rules)} rules -> {out}/rules.rg, prefilter.rg, prefilter.ere")

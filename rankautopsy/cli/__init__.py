@@ -189,7 +189,6 @@ def diagnose_command(
 
     from rankautopsy.model import Outcome
     from rankautopsy.pipeline import Options, diagnose
-    from rankautopsy.render.terminal import make_console, render_terminal
     from rankautopsy.rulepacks.sources import user_rule_paths
 
     _state["debug"] = debug
@@ -210,10 +209,15 @@ def diagnose_command(
                 progress=display.advance if display else None,
             )
         )
-    colour = use_color(color, sys.stdout)
-    console = make_console(sys.stdout, width, colour)
-    console.no_color = not colour  # rich reads NO_COLOR itself, but --color wins over it
-    _emit(result, output_format, output, lambda: render_terminal(result, console, checklist=checklist, verbose=verbose))
+    def terminal() -> None:  # rich is imported only when the terminal report is drawn
+        from rankautopsy.render.terminal import make_console, render_terminal
+
+        colour = use_color(color, sys.stdout)
+        console = make_console(sys.stdout, width, colour)
+        console.no_color = not colour  # rich reads NO_COLOR itself, but --color wins over it
+        render_terminal(result, console, checklist=checklist, verbose=verbose)
+
+    _emit(result, output_format, output, terminal)
     exits = {Outcome.FIRST_DEATH: Exit.DEATH, Outcome.HANG: Exit.DEATH, Outcome.UNDETERMINED: Exit.UNDETERMINED}
     raise typer.Exit(Exit.NO_DEATH if exit_zero else exits.get(result.verdict.outcome, Exit.NO_DEATH))
 
