@@ -7,7 +7,6 @@ of the input: line numbers are real physical numbers, in order, with gaps.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -74,6 +73,9 @@ class Line:
         return self.rank, self.local_rank
 
 
+WRAP_SNIFF = 400  # head lines looked at for a terminal's hard wrap
+
+
 class LineParser:
     """Parses the physical lines of one source exactly as if the whole stream were read."""
 
@@ -91,13 +93,13 @@ class LineParser:
         export's timestamps on lines of their own): such a stream is read whole (`parse_all`)."""
         if self.kernel:
             return False
-        pairs = list(enumerate(self._sample))
+        pairs = list(enumerate(self._sample[:WRAP_SNIFF]))  # enough to see a wrap; each line costs a prefix parse
         return self._stamps_alone() or unwrap(pairs, self._profile) != pairs
 
     def _stamps_alone(self) -> bool:
         """Whether a line of the head is only a timestamp (checked exactly where one may be)."""
-        if not _ENDS_IN_STAMP.search("\n".join(self._sample)):
-            return False
+        if not any(_ENDS_IN_STAMP.search(line[-48:]) for line in self._sample):  # the tails: a search
+            return False  # of the joined head tried every digit of it
         return any(_STAMP_ONLY.match(strip_prefixes(clean(line), profile=self._profile)[0]) for line in self._sample)
 
     def parse(self, number: int, raw: str) -> list[Line]:
@@ -186,12 +188,15 @@ def _continues(line: str, profile: Profile) -> bool:
 def unwrap(raw: list[tuple[int, str]], profile: Profile) -> list[tuple[int, str]]:
     """Undo a terminal's hard wrap: when several lines of exactly the same length W are each followed
     by a line that does not start a record, a line of length W continues on the next line."""
-    pairs = list(itertools.pairwise(raw))
-    counts = Counter(len(a) for (_, a), (_, b) in pairs if len(a) >= 60 and _continues(b, profile))
+    long = [len(line) >= 60 for _, line in raw]
+    if sum(long) < 5:
+        return raw
+    goes_on = [_continues(line, profile) for _, line in raw]  # once per line: it strips prefixes
+    counts = Counter(len(raw[i][1]) for i in range(len(raw) - 1) if long[i] and goes_on[i + 1])
     width, hits = counts.most_common(1)[0] if counts else (0, 0)
     if hits < 5 or hits < 0.3 * sum(counts.values()):
         return raw
-    shorter = [_continues(b, profile) for (_, a), (_, b) in pairs if len(a) < width and not _continues(a, profile)]
+    shorter = [goes_on[i + 1] for i in range(len(raw) - 1) if len(raw[i][1]) < width and not goes_on[i]]
     if len(shorter) >= 5 and sum(shorter) > 0.5 * len(shorter):
         return raw  # shorter records are as often followed by such a line: the log's shape, not a wrap
     out: list[tuple[int, str]] = []
