@@ -67,8 +67,10 @@ def test_the_harness_reports_a_crash_and_a_hang(runner: Runner, monkeypatch: pyt
     case = Case((("rank_0.log", b"step 1\n"),))
     monkeypatch.setattr(harness, "diagnose", lambda options: 1 / 0)
     assert runner.run(case).kind == "crash"
-    monkeypatch.setattr(harness, "diagnose", lambda options: time.sleep(60))
     quick = Runner(runner.workdir, seconds=0.2)
+    monkeypatch.setattr(harness, "diagnose", lambda options: sum(range(10**12)))  # spins on the CPU
+    assert quick.run(case).kind == "hang"
+    monkeypatch.setattr(harness, "diagnose", lambda options: time.sleep(60))  # blocks: the wall bound
     assert quick.run(case).kind == "hang"
 
 
@@ -84,6 +86,14 @@ FOUND = {
     "cr-packed-control-byte": Case((("console.log", b"\x07" + b"x\r" * 200_000 + b"\nValueError: y\n"),)),
     "huge-numbers": Case((("console.log", b"[rank" + b"9" * 5000 + b"]: step " + b"9" * 5000 + b"\n"),)),
     "rank-prefix-4301-digits": Case((("rank_2.log", b"step 1\n[rank" + b"1" * 4301 + b"]: step 2\n" * 3),)),
+    "nested-groups-pattern": Case(
+        (("rank_0.log", b"step 1\n"),),
+        pack=b"rules:\n  - id: a.b\n    title: t\n    cause: segfault\n    role: cause\n    pattern: '"
+        + b"(" * 5000
+        + b"x"
+        + b")" * 5000
+        + b"'\n    remediation: [x]\n    examples: {match: [x], no_match: [y]}\n",
+    ),
     "utf16-log": Case((("rank_1.log", "step 1\nValueError: bad\n".encode("utf-16")),)),
     "truncated-xz": Case((("rank_1.log.xz", corpus.compress(b"step 1\n" * 100, corpus.random.Random(4))[1][:40]),)),
 }

@@ -255,6 +255,9 @@ def _pattern_ok(fields: Fields, rule: Rule) -> bool:
     except regex.error as exc:
         fields.problem("pattern", f"bad regex: {exc}")
         return False
+    except RecursionError:  # the regex parser recurses: thousands of nested groups
+        fields.problem("pattern", "bad regex: nested too deeply")
+        return False
     if compiled.search("") is not None:
         fields.problem("pattern", "pattern matches an empty line: it would match every line")
         return False

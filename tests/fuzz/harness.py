@@ -51,20 +51,28 @@ class _Timeout(BaseException):
     """Raised by the alarm; a BaseException so that no `except Exception` in the code under test eats it."""
 
 
+WALL_FACTOR = 10  # the wall-clock bound, in CPU bounds: a case blocked on I/O uses no CPU
+
+
 @contextlib.contextmanager
 def time_bound(seconds: float) -> Iterator[None]:
-    """Raise _Timeout in the main thread after `seconds` (signal.setitimer)."""
+    """Raise _Timeout in the main thread after `seconds` of this process's CPU time (ITIMER_PROF: a
+    loaded machine or `nice` does not count against the case), or after WALL_FACTOR times as long on
+    the wall clock (a case that blocks reading uses no CPU)."""
 
     def _ring(signum: int, frame: object) -> None:
         raise _Timeout
 
-    previous = signal.signal(signal.SIGALRM, _ring)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    previous = {sig: signal.signal(sig, _ring) for sig in (signal.SIGPROF, signal.SIGALRM)}
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    signal.setitimer(signal.ITIMER_REAL, seconds * WALL_FACTOR)
     try:
         yield
     finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _safe(name: str) -> str:
@@ -149,7 +157,7 @@ class Runner:
             with time_bound(self.seconds):
                 second = outputs(options)
         except _Timeout:
-            return Result("hang", time.perf_counter() - began, f"over {self.seconds:g} s")
+            return Result("hang", time.perf_counter() - began, f"over {self.seconds:g} s of CPU")
         except Exception as exc:
             return Result("crash", time.perf_counter() - began, _where(exc))
         seconds = time.perf_counter() - began
