@@ -17,7 +17,7 @@ from rankautopsy.model import StreamKind
 from rankautopsy.pipeline import Options, diagnose
 from rankautopsy.render.json import render_json
 from rankautopsy.rulepacks.loader import load_rules
-from rankautopsy.scan.engine import Engine, hyperscan, make_engine
+from rankautopsy.scan.engine import Engine, hyperscan, make_engine, re2
 from rankautopsy.scan.matcher import Budget, CompiledRule, compile_rules
 from rankautopsy.scan.prefilter import CASE_TWINS, Untranslatable, prefilter
 from rankautopsy.scan.selection import read_stream
@@ -30,7 +30,7 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SCENARIOS = sorted(p for p in FIXTURES.iterdir() if (p / "expected.yaml").is_file())
 RULES = compile_rules(load_rules())
 CTX = ClockContext(UTC, 2026)
-ENGINES = ["regex", "hyperscan"] if hyperscan is not None else ["regex"]
+ENGINES = ["regex", *(["hyperscan"] if hyperscan is not None else []), *(["re2"] if re2 is not None else [])]
 needs_hyperscan = pytest.mark.skipif(hyperscan is None, reason="the hyperscan wheel is not installed here")
 
 Found = set[tuple[str, int, str]]  # (rule id, line number, line text)
@@ -110,6 +110,17 @@ def test_engines_and_workers_agree_on_every_fixture(fixture: Path, monkeypatch: 
     reference = _fixture_json(fixture, monkeypatch, engine="hyperscan", jobs=1)
     assert _fixture_json(fixture, monkeypatch, engine="regex", jobs=1) == reference
     assert _fixture_json(fixture, monkeypatch, engine="hyperscan", jobs=2) == reference
+    if re2 is not None:
+        assert _fixture_json(fixture, monkeypatch, engine="re2", jobs=1) == reference
+
+
+def test_an_engine_can_be_forced_and_an_unknown_one_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ENGINES:
+        monkeypatch.setenv("RANKAUTOPSY_ENGINE", name)
+        assert make_engine(RULES).name == name
+    monkeypatch.setenv("RANKAUTOPSY_ENGINE", "pcre")
+    with pytest.raises(ValueError, match="unknown scan engine"):
+        make_engine(RULES)
 
 
 @pytest.mark.parametrize("engine", ENGINES)

@@ -283,11 +283,75 @@ def _byte_offsets(text: str, positions: Iterable[int]) -> list[int]:
     return out
 
 
+def _import_re2() -> Any:
+    try:
+        return importlib.import_module("re2")
+    except ImportError:
+        return None
+
+
+re2: Any = _import_re2()
+
+
+class Re2Engine(Engine):
+    """Where Hyperscan is missing (Linux aarch64): the prefilters as one RE2 set per rule list, which
+    says which rules match somewhere in a chunk in one linear pass, then each of those rules' own RE2
+    pattern for where. RE2 runs in linear time, in C, on raw bytes (Latin-1 mode)."""
+
+    name = "re2"
+
+    def __init__(self, rules: Sequence[CompiledRule]) -> None:
+        super().__init__(rules)
+        self._options = re2.Options()
+        self._options.encoding = re2.Options.Encoding.LATIN1
+        self._options.never_capture = True
+        self._options.max_mem = 256 << 20
+        self._patterns: dict[int, Any] = {}
+        self._sets: dict[tuple[int, ...], tuple[Any, list[CompiledRule]]] = {}
+        self._dirty = re.compile(DIRTY)
+
+    def dirty(self, data: Data) -> list[int]:
+        return RegexEngine.dirty(self, data)  # type: ignore[arg-type]
+
+    def _prepare(self, rules: list[CompiledRule]) -> None:
+        self._set([r for r in rules if r.prefilter is not None])
+
+    def _set(self, rules: list[CompiledRule]) -> tuple[Any, list[CompiledRule]]:
+        key = tuple(r.index for r in rules)
+        if key not in self._sets:
+            kept: list[CompiledRule] = []
+            patterns = re2.Set.SearchSet(self._options)
+            for compiled in rules:
+                try:
+                    self._patterns[compiled.index] = re2.compile(compiled.prefilter, self._options)
+                    patterns.Add(compiled.prefilter)
+                except re2.error:
+                    continue  # refused: its own regex scans the decoded text
+                kept.append(compiled)
+            patterns.Compile()
+            self._sets[key] = (patterns, kept)
+        return self._sets[key]
+
+    def _find(self, data: Data, rules: list[CompiledRule], budget: Budget) -> tuple[list[Match], list[CompiledRule]]:
+        if not rules:
+            return [], []
+        patterns, kept = self._set(rules)
+        refused = [r for r in rules if r.index not in self._patterns]
+        raw = data if isinstance(data, bytes) else bytes(data)
+        out: list[Match] = []
+        for i in patterns.Match(raw) or ():
+            index = kept[i].index
+            out += [(m.end() - 1, index) for m in self._patterns[index].finditer(raw)]
+        return out, refused
+
+
 def make_engine(rules: Sequence[CompiledRule], name: str | None = None) -> Engine:
     """The engine to use: `name`, else $RANKAUTOPSY_ENGINE, else Hyperscan when it is installed."""
     wanted = (name or os.environ.get(ENGINE_ENV) or "").strip().lower()
-    if wanted not in ("", "hyperscan", "regex"):
-        raise ValueError(f"unknown scan engine {wanted!r} (hyperscan or regex)")
-    if wanted == "regex" or hyperscan is None:
+    if wanted not in ("", "hyperscan", "re2", "regex"):
+        raise ValueError(f"unknown scan engine {wanted!r} (hyperscan, re2 or regex)")
+    if wanted == "regex" or (wanted == "re2" and re2 is None):
         return RegexEngine(rules)
-    return HyperscanEngine(rules)
+    if wanted == "re2" or (hyperscan is None and re2 is not None):
+        return Re2Engine(rules)
+    return HyperscanEngine(rules) if hyperscan is not None else RegexEngine(rules)
