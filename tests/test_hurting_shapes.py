@@ -124,3 +124,24 @@ def test_a_caught_and_logged_exception_the_rank_lived_past_is_not_its_death(tmp_
     result = diagnose(Options(paths=[str(tmp_path)], tz=UTC, jobs=1))
     assert result.verdict.first_death is not None
     assert (result.verdict.first_death.rank, result.verdict.first_death.cause) == (1, Cause.PYTHON_EXCEPTION)
+
+
+def test_a_traceback_window_ends_where_the_traceback_ends(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each caught traceback used to take its 400 following lines, until the selection was full and the
+    last, fatal traceback was read without its exception line."""
+    from rankautopsy.scan import selection
+
+    monkeypatch.setattr(selection, "MAX_SELECTED", 5_000)
+    monkeypatch.setattr(read, "CHUNK", 64 * 1024)
+    monkeypatch.setattr(read, "CONTEXT", 16 * 1024)
+    caught = ["ERROR [data.py:90] could not decode a sample, skipping", *TRACEBACK[:3], "OSError: truncated"]
+    lines: list[str] = []
+    for block in range(300):
+        step = f"2026-11-30 03:{block // 60:02d}:{block % 60:02d},000 INFO [train.py:212] rank 5 step {block} loss 2.5"
+        lines += [step] * 40 + caught
+    tail = [f"2026-11-30 03:05:0{i},000 INFO [train.py:212] rank 5 step {300 + i} loss 2.5" for i in range(3)]
+    _write(tmp_path, 5, [*lines, *tail, *TRACEBACK])
+    _write(tmp_path, 6, _steps(6, 50))
+    result = diagnose(Options(paths=[str(tmp_path)], tz=UTC, jobs=1))
+    assert result.verdict.first_death is not None
+    assert result.verdict.first_death.detail == "ValueError: bad sample 4242"

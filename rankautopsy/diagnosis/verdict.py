@@ -433,8 +433,8 @@ def _candidate(tl: Timeline, r: RankState) -> Candidate | None:
 
 
 def _went_on(tl: Timeline, r: RankState, index: int) -> bool:
-    """A Python exception that the rank lived past: a later step line of the same stream, later in time,
-    before any exit of the rank was noticed (a data loader's caught and logged exception, not a death)."""
+    """A Python exception that the rank lived past: a step line of the same stream after it in the file
+    and in time, before any exit of the rank was noticed (a caught and logged exception, not a death)."""
     e = tl.events[index]
     if e.cause is not Cause.PYTHON_EXCEPTION or e.time is None:
         return False
@@ -442,7 +442,7 @@ def _went_on(tl: Timeline, r: RankState, index: int) -> bool:
     for j in r.events:
         p = tl.events[j]
         if p.role is not Role.PROGRESS or p.where.source != e.where.source or p.where.line <= e.where.line:
-            continue
+            continue  # later in the file is not enough: a tee'd stdout and stderr arrive out of order
         if p.time is not None and p.time.earliest > e.time.latest:
             return noticed is None or noticed.earliest > p.time.latest
     return False

@@ -51,6 +51,8 @@ BEFORE = {
     Assembly.CONTINUED: 0,
     Assembly.RECORD: 0,
 }
+TRACEBACK_TAIL = 12  # lines kept after a traceback's `Type: message` line (a message of several lines)
+_NOT_THE_END = ("Traceback", "During handling of the above exception", "The above exception was")
 WALK_BYTES = 64 * 1024  # how far to look for a timestamped neighbour
 WALK_LINES = 256  # timestamp-looking lines read in one walk, at most
 REPEATS = 3  # a context line with the same rule, channel and facts is kept this often, then counted
@@ -159,6 +161,9 @@ class _Selection:
     found: dict[int, dict[tuple[int, int], dict[str, str]]] = field(default_factory=dict)  # line -> hits
     done: set[int] = field(default_factory=set)  # hit lines whose surroundings are selected
     window_until: int = 0  # select every line up to this number (an assembler reads them)
+    tracebacks: dict[Channel, bool] = field(default_factory=dict)  # open traceback windows: a frame seen?
+    traceback_until: int = 0  # where the closed traceback windows end
+    other_until: int = 0  # where the windows of other assemblies end
     back: dict[Channel, _Memo] = field(default_factory=dict)
     ahead: dict[Channel, _Memo] = field(default_factory=dict)
     pending: list[_Walk] = field(default_factory=list)
@@ -365,6 +370,10 @@ class _Selection:
         walked: set[Channel] = set()
         for seg, index in self.found.get(number, {}):
             rule = self.rules[index].rule
+            if rule.assemble is Assembly.TRACEBACK:
+                self.tracebacks[self.lines[number][seg].channel] = False
+            elif rule.assemble is not None:
+                self.other_until = max(self.other_until, number + AFTER[rule.assemble])
             if rule.assemble is not None:
                 self._window(view, start, number, BEFORE[rule.assemble], AFTER[rule.assemble])
             line = self.lines[number][seg]
@@ -388,8 +397,24 @@ class _Selection:
     def _fill_window(self, view: View, start: int, number: int) -> None:
         pos, n = start, number
         while n <= self.window_until and pos < view.end and self._room():
-            self._take(view, pos, n)
+            lines = self._take(view, pos, n)
+            if self.tracebacks and self._traceback_ends(lines, n):
+                self.window_until = max(self.other_until, self.traceback_until)
             pos, n = view.next_line(pos + 1), n + 1
+
+    def _traceback_ends(self, lines: list[Line], number: int) -> bool:
+        """Whether the last open traceback window ends at this line: its channel's first unindented line
+        after a frame (the `Type: message` line; a chained traceback's header is a hit of its own)."""
+        for line in lines:
+            framed = self.tracebacks.get(line.channel)
+            if framed is None or not line.text.strip():
+                continue
+            if line.text[:1] in " \t":
+                self.tracebacks[line.channel] = True
+            elif framed and not line.text.startswith(_NOT_THE_END):
+                del self.tracebacks[line.channel]
+                self.traceback_until = max(self.traceback_until, number + TRACEBACK_TAIL)
+        return not self.tracebacks
 
     def _walk_back(self, view: View, start: int, number: int, channel: Channel) -> None:
         memo = self.back.get(channel)
