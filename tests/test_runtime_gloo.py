@@ -34,7 +34,8 @@ JOB = textwrap.dedent(
     dist.all_gather_object(pids, os.getpid())
     ra.heartbeat(1)
     if rank == 1:
-        dist.all_reduce(torch.ones(4))  # rank 0 never joins: blocked in C++ until the timeout
+        # blocked in C++ until the timeout (a store wait: untouched by rank 0's barrier giving up)
+        dist.distributed_c10d._get_default_store().wait(["never-set"])
     else:
         try:
             ra.bounded_barrier(3)
