@@ -68,7 +68,12 @@ def test_the_harness_reports_a_crash_and_a_hang(runner: Runner, monkeypatch: pyt
     monkeypatch.setattr(harness, "diagnose", lambda options: 1 / 0)
     assert runner.run(case).kind == "crash"
     quick = Runner(runner.workdir, seconds=0.2)
-    monkeypatch.setattr(harness, "diagnose", lambda options: sum(range(10**12)))  # spins on the CPU
+
+    def spin(options: object) -> None:  # Python bytecode on the CPU (a C loop would not see the signal)
+        while True:
+            pass
+
+    monkeypatch.setattr(harness, "diagnose", spin)
     assert quick.run(case).kind == "hang"
     monkeypatch.setattr(harness, "diagnose", lambda options: time.sleep(60))  # blocks: the wall bound
     assert quick.run(case).kind == "hang"
