@@ -69,8 +69,13 @@ class View:
     def by_line(self, matches: list[Match], base: int) -> dict[int, set[int]]:
         """Matches (offsets from `base`) grouped by the start of their line."""
         out: dict[int, set[int]] = {}
-        for pos, rule in matches:
-            out.setdefault(self.line_start(base + pos + 1), set()).add(rule)
+        at, start = -1, 0
+        for pos, rule in sorted(matches):  # in order, a line's start is looked for once (a line of a
+            nxt = base + pos + 1  # million `\r` pieces holds a million matches)
+            if at < 0 or self.buf.find(b"\n", at - 1, nxt - 1) >= 0:
+                start = self.line_start(nxt)
+            at = nxt
+            out.setdefault(start, set()).add(rule)
         return out
 
     def tail_start(self) -> int:

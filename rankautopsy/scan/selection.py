@@ -34,8 +34,8 @@ from rankautopsy.scan.matcher import Budget, CompiledRule, Hit
 from rankautopsy.sources.clocks import ClockContext
 from rankautopsy.sources.discover import Source
 from rankautopsy.sources.lines import SNIFF_LINES, Channel, Line, LineParser, Stream, build_stream
-from rankautopsy.sources.read import Chunk, ChunkReader, open_bytes, segments, split_lines
-from rankautopsy.sources.sanitize import clean
+from rankautopsy.sources.read import MAX_LINE, Chunk, ChunkReader, open_bytes, split_lines
+from rankautopsy.sources.sanitize import clean_pieces
 
 AFTER = {
     Assembly.TRACEBACK: 400,
@@ -340,15 +340,16 @@ class _Selection:
     def _cleaned(self, view: View, lo: int, hi: int) -> _Cleaned:
         """Lines with bytes that `clean` deletes, cleaned and scanned again."""
         out = _Cleaned()
-        dirty = sorted({view.line_start(lo + off + 1) for off in self.engine.dirty(memoryview(view.buf)[lo:hi])})
+        dirty: list[int] = []
+        line_end = -1
+        for off in sorted(self.engine.dirty(memoryview(view.buf)[lo:hi])):
+            if lo + off >= line_end:  # one look per line, however many dirty bytes it holds
+                dirty.append(view.line_start(lo + off + 1))
+                line_end = view.next_line(lo + off + 1)
         if not dirty:
             return out
-        texts: list[bytes] = []
-        owners: list[int] = []
-        for start in dirty:
-            for part in segments(view.text(start)):
-                texts.append(clean(part).encode("utf-8", "surrogateescape"))
-                owners.append(start)
+        texts = [clean_pieces(view.text(start), MAX_LINE).encode("utf-8", "surrogateescape") for start in dirty]
+        owners = dirty
         starts = [0]
         for text in texts[:-1]:
             starts.append(starts[-1] + len(text) + 1)
