@@ -272,6 +272,8 @@ def _scan_job(job: _Job, rules: list[CompiledRule], engine: Engine) -> Scanned:
             " redrawn with \\r?) were read as their head and their last \\r-separated piece"
         )
     events = _thin_progress(build_events(read.stream, read.hits, rules))
+    if job.source.host is not None:  # `--dmesg HOST=FILE`: what the user says beats a name's guess
+        events = [e if e.host else replace(e, host=job.source.host) for e in events]
     problem = damaged(read.problem) if read.problem else None
     return Scanned(last_signs(read.stream), events, notes, problem)
 

@@ -130,7 +130,11 @@ def diagnose_command(
     ],
     dmesg: Annotated[
         list[str] | None,
-        typer.Option("--dmesg", metavar="FILE", help="A kernel log file, or '-' for stdin (repeatable)."),
+        typer.Option(
+            "--dmesg",
+            metavar="[HOST=]FILE",
+            help="A kernel log file, or '-' for stdin; HOST= names the node it is from (repeatable).",
+        ),
     ] = None,
     rules: Annotated[
         list[str] | None,
@@ -209,6 +213,7 @@ def diagnose_command(
                 progress=display.advance if display else None,
             )
         )
+
     def terminal() -> None:  # rich is imported only when the terminal report is drawn
         from rankautopsy.render.terminal import make_console, render_terminal
 

@@ -8,7 +8,7 @@ import re
 import stat
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rankautopsy.errors import InputError
@@ -49,6 +49,7 @@ class Source:
     problem: str | None = None  # read, but not whole (e.g. a truncated gzip), as far as the head tells
     year: int | None = None  # the year of the first full date in its head
     size: int = 0  # bytes on disk (or piped in)
+    host: str | None = None  # the host a kernel log is from, when given (`--dmesg HOST=FILE`)
 
     def read_text(self, limit: int = 16 * 1024**2) -> str:
         """The whole text of a small input (torchrun's error.json), at most `limit` bytes of it: a forged
@@ -64,15 +65,30 @@ def discover(
     unless `follow` (as ripgrep's `--follow`): a tree must not pull in `/etc` or a secret."""
     sources: list[Source] = []
     skipped: list[SkippedInput] = []
-    walk = _Walk(tuple(_resolved(arg) for arg in (*paths, *dmesg) if arg != STDIN), follow, skipped)
+    kernel = [host_named(arg) for arg in dmesg]
+    walk = _Walk(tuple(_resolved(arg) for arg in (*paths, *(a for _, a in kernel)) if arg != STDIN), follow, skipped)
     for arg in paths:
         _collect(arg, None, sources, walk, stdin)
-    for arg in dmesg:
+    for host, arg in kernel:
+        first = len(sources)
         _collect(arg, StreamKind.KERNEL, sources, walk, stdin)
+        sources[first:] = [replace(s, host=host) for s in sources[first:]]
     if not sources:
         named = ", ".join(f"{s.path} ({s.reason})" for s in skipped[:3])
         raise InputError("nothing readable in " + ", ".join(paths or dmesg) + (f": {named}" if named else ""))
     return sources, skipped
+
+
+_HOST = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252}[A-Za-z0-9])?")
+
+
+def host_named(arg: str) -> tuple[str | None, str]:
+    """`--dmesg HOST=FILE` (or `HOST=-`): the host the kernel log is from, and the path; a path that
+    exists as given is a path, whatever it holds."""
+    host, eq, path = arg.partition("=")
+    if not eq or not path or not _HOST.fullmatch(host) or os.path.lexists(arg):
+        return None, arg
+    return host, path
 
 
 def _resolved(arg: str) -> Path | None:
