@@ -97,7 +97,14 @@ def test_help_names_values_by_metavariable_not_python_type(args: list[str], usag
 
 def test_diagnose_help_metavariables() -> None:
     text = run("diagnose", "--help").stdout
-    for shown in ("--dmesg FILE", "--rules PATH", "-o, --output FILE", "--width COLUMNS", "--tz ZONE", "PATH..."):
+    for shown in (
+        "--dmesg [HOST=]FILE",
+        "--rules PATH",
+        "-o, --output FILE",
+        "--width COLUMNS",
+        "--tz ZONE",
+        "PATH...",
+    ):
         assert shown in text
 
 
