@@ -73,10 +73,14 @@ def layouts(draw: st.DrawFn) -> tuple[str, list[Node], list[str]]:
         nodes.append(node)
     while len(nodes) < draw(st.integers(1, 3)) or not nodes:
         nodes.append(Node(f"node{len(nodes)}"))
-    for rel in _files(name, paths):
-        text = (root / rel).read_text(encoding="utf-8", errors="surrogateescape")
-        for index, part in _split(draw, text, len(nodes)):
+    texts = {rel: (root / rel).read_text(encoding="utf-8", errors="surrogateescape") for rel in _files(name, paths)}
+    for rel, text in texts.items():
+        for index, part in _split(draw, text, len(nodes)) if text else ():
             nodes[index].files[rel] = nodes[index].files.get(rel, "") + part
+    # an empty file (torchrun's empty stdout.log) goes with readable ones: a node of nothing but empty
+    # files has nothing to scan, and `scan` says so (exit 2) instead of writing an event file
+    home = next((n for n in nodes if any(n.files.values())), nodes[0])
+    home.files.update({rel: "" for rel, text in texts.items() if not text})
     return name, nodes, paths
 
 
