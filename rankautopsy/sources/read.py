@@ -136,13 +136,12 @@ class Readable(Protocol):
     def close(self) -> None: ...
 
 
-class _Gunzip(io.RawIOBase):
-    """A gzip stream decompressed as it is read; a truncated or corrupt tail ends it (see `problem`)."""
+class _Decompressing(io.RawIOBase):
+    """A compressed stream decompressed as it is read, output bounded per read; a truncated or corrupt
+    tail ends it (see `problem`). Subclasses say how the next piece of output is made (`_next`)."""
 
     def __init__(self, raw: io.RawIOBase | io.BytesIO) -> None:
         self._raw = raw
-        self._d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        self._pending = b""
         self._out = 0
         self.problem: str | None = None
         self._done = False
@@ -159,6 +158,24 @@ class _Gunzip(io.RawIOBase):
                 self._out += len(data)
                 return len(data)
         return 0
+
+    def _next(self, size: int) -> bytes:
+        raise NotImplementedError
+
+    def _finish(self, problem: str | None) -> None:
+        self.problem, self._done = problem, True
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+class _Gunzip(_Decompressing):
+    """A gzip stream; concatenated members are read one after the other."""
+
+    def __init__(self, raw: io.RawIOBase | io.BytesIO) -> None:
+        super().__init__(raw)
+        self._d = zlib.decompressobj(16 + zlib.MAX_WBITS)
 
     def _next(self, size: int) -> bytes:
         try:
@@ -183,25 +200,14 @@ class _Gunzip(io.RawIOBase):
         self._d = zlib.decompressobj(16 + zlib.MAX_WBITS)
         return self._d.decompress(rest, size)
 
-    def _finish(self, problem: str | None) -> None:
-        self.problem, self._done = problem, True
 
-    def close(self) -> None:
-        self._raw.close()
-        super().close()
-
-
-class _Unpack(io.RawIOBase):
-    """An xz, bzip2 or zstd stream decompressed as it is read, output bounded per read; concatenated
-    streams are read one after the other; a truncated or corrupt tail ends it (see `problem`)."""
+class _Unpack(_Decompressing):
+    """An xz, bzip2 or zstd stream; concatenated streams are read one after the other."""
 
     def __init__(self, raw: io.RawIOBase | io.BytesIO, fmt: str) -> None:
-        self._raw = raw
+        super().__init__(raw)
         self._fmt = fmt
         self._d = self._new()
-        self._out = 0
-        self.problem: str | None = None
-        self._done = False
 
     def _new(self) -> Any:
         if self._fmt == "xz":
@@ -210,25 +216,12 @@ class _Unpack(io.RawIOBase):
             return bz2.BZ2Decompressor()
         return _ZstdFeed()
 
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: memoryview | bytearray) -> int:  # type: ignore[override]
-        view = memoryview(buffer).cast("B")
-        while not self._done:
-            data = self._next(len(view))
-            if data:
-                view[: len(data)] = data
-                self._out += len(data)
-                return len(data)
-        return 0
-
     def _next(self, size: int) -> bytes:
         try:
             if self._d.eof:
                 rest = self._d.unused_data + self._raw.read(_GZIP_IN)
                 if compression(rest[:MAGIC_BYTES]) != self._fmt:  # the end (or trailing garbage)
-                    self._done = True
+                    self._finish(None)
                     return b""
                 self._d = self._new()
                 return bytes(self._d.decompress(rest, size))
@@ -236,16 +229,12 @@ class _Unpack(io.RawIOBase):
                 return bytes(self._d.decompress(b"", size))
             data = self._raw.read(_GZIP_IN)
             if not data:
-                self.problem, self._done = truncated(self._out, self._fmt), True
+                self._finish(truncated(self._out, self._fmt))
                 return b""
             return bytes(self._d.decompress(data, size))
         except (lzma.LZMAError, OSError, EOFError, ValueError):
-            self.problem, self._done = truncated(self._out, self._fmt), True
+            self._finish(truncated(self._out, self._fmt))
             return b""
-
-    def close(self) -> None:
-        self._raw.close()
-        super().close()
 
 
 class _ZstdFeed:
