@@ -44,6 +44,7 @@ ENGINE_ENV = "RANKAUTOPSY_ENGINE"
 # a line with one may match only once cleaned, so it is rescanned cleaned.
 DIRTY = rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\xc2[\x80-\x9f]"
 
+_DIRTY = re.compile(DIRTY)
 _NOT_CONTROL = bytes(b for b in range(256) if not (b < 0x20 or b == 0x7F) or b in b"\t\n\r")
 WALK_TAIL = 1024 * 1024  # bytes searched back for the start of an unterminated last line
 Match = tuple[int, int]  # (offset of a byte of the matching line, rule index)
@@ -91,7 +92,10 @@ class Engine:
 
     def dirty(self, data: Data) -> list[int]:
         """Offsets of bytes that `clean` would delete."""
-        raise NotImplementedError
+        raw = data if isinstance(data, bytes) else bytes(data)
+        if not raw.translate(None, _NOT_CONTROL) and b"\xc2" not in raw:  # the common case, at C speed
+            return []
+        return [m.start() for m in _DIRTY.finditer(raw)]
 
     def _find(self, data: Data, rules: list[CompiledRule], budget: Budget) -> tuple[list[Match], list[CompiledRule]]:
         """Matches of the rules' prefilters, and the rules whose prefilter the engine cannot scan."""
@@ -108,13 +112,6 @@ class RegexEngine(Engine):
         super().__init__(rules)
         self._patterns = {r.index: regex.compile(r.prefilter) for r in rules if r.prefilter is not None}
         self._literals = {r.index: r.literals for r in rules if r.prefilter is not None}
-        self._dirty = re.compile(DIRTY)
-
-    def dirty(self, data: Data) -> list[int]:
-        raw = data if isinstance(data, bytes) else bytes(data)
-        if not raw.translate(None, _NOT_CONTROL) and b"\xc2" not in raw:  # the common case, at C speed
-            return []
-        return [m.start() for m in self._dirty.finditer(raw)]
 
     def _find(self, data: Data, rules: list[CompiledRule], budget: Budget) -> tuple[list[Match], list[CompiledRule]]:
         raw = data if isinstance(data, bytes) else bytes(data)
@@ -308,10 +305,6 @@ class Re2Engine(Engine):
         self._options.max_mem = 256 << 20
         self._patterns: dict[int, Any] = {}
         self._sets: dict[tuple[int, ...], tuple[Any, list[CompiledRule]]] = {}
-        self._dirty = re.compile(DIRTY)
-
-    def dirty(self, data: Data) -> list[int]:
-        return RegexEngine.dirty(self, data)  # type: ignore[arg-type]
 
     def _prepare(self, rules: list[CompiledRule]) -> None:
         self._set([r for r in rules if r.prefilter is not None])
