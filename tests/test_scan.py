@@ -13,10 +13,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rankautopsy.errors import InputError
-from rankautopsy.model import StreamKind
+from rankautopsy.model import Effect, Role, StreamKind
 from rankautopsy.pipeline import Options, diagnose
 from rankautopsy.render.json import render_json
 from rankautopsy.rulepacks.loader import load_rules
+from rankautopsy.scan import selection
 from rankautopsy.scan.engine import Engine, hyperscan, make_engine, re2
 from rankautopsy.scan.matcher import Budget, CompiledRule, compile_rules
 from rankautopsy.scan.prefilter import CASE_TWINS, Untranslatable, prefilter
@@ -68,12 +69,19 @@ def every_line(path: Path) -> tuple[Found, set[str]]:
     assert source is not None
     stream = parse_text(source, read.decode(path.read_bytes()).text, CTX)
     rules = [r for r in RULES if r.applies_to(source.kind)]
-    hits = {
-        (r.rule.id, stream.numbers[i], text)
-        for i, text in enumerate(stream.texts)
-        for r in rules
-        if r.pattern.search(text)
-    }
+    hits: Found = set()
+    seen: dict[tuple[str, object, object, tuple[tuple[str, str], ...]], int] = {}
+    for i, text in enumerate(stream.texts):
+        for r in rules:
+            if (m := r.pattern.search(text)) is None:
+                continue
+            if r.rule.role is Role.CONTEXT and r.rule.assemble is None and r.rule.effects <= {Effect.IDENTITY}:
+                facts = tuple(sorted((k, v) for k, v in m.groupdict().items() if v is not None))
+                key = (r.rule.id, stream.ranks[i], stream.local_ranks[i], facts)
+                seen[key] = seen.get(key, 0) + 1
+                if seen[key] > selection.REPEATS:  # a repeated context line is counted, not kept
+                    continue
+            hits.add((r.rule.id, stream.numbers[i], text))
     return hits, {r.rule.id for r in rules if r.sampled}
 
 
