@@ -99,6 +99,9 @@ FOUND = {
         + b")" * 5000
         + b"'\n    remediation: [x]\n    examples: {match: [x], no_match: [y]}\n",
     ),
+    "many-traceback-headers": Case(
+        (("node01.log", b"2026-11-29 07:00:00,000 INFO step 7\n" + b"Traceback (most recent call last):\n" * 20_000),)
+    ),
     "utf16-log": Case((("rank_1.log", "step 1\nValueError: bad\n".encode("utf-16")),)),
     "truncated-xz": Case((("rank_1.log.xz", corpus.compress(b"step 1\n" * 100, corpus.random.Random(4))[1][:40]),)),
 }

@@ -267,6 +267,37 @@ def test_a_long_run_of_steps_yields_few_progress_events(engine: str, tmp_path: P
     assert result.inputs[0].lines == 200_000
 
 
+@pytest.mark.parametrize("chained", [False, True])
+def test_a_run_of_traceback_headers_is_walked_once(
+    chained: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each header opens a window; lines a window already walked are not walked again for the next one
+    (20,000 headers once took 400 walks per header), and the run still ends at its exception line."""
+    one = ["Traceback (most recent call last):", '  File "t.py", line 1, in <module>', "ValueError: x", ""]
+    lines = one * 5_000 if chained else [one[0]] * 5_000 + one[1:]
+    path = tmp_path / "rank_0.log"
+    path.write_bytes(_log(["2026-11-29 07:00:00,000 INFO step 1 loss 2.0", *lines]))
+    walks = 0
+    take = selection._Selection._take
+
+    def counted(self: selection._Selection, view: object, start: int, number: int) -> object:
+        nonlocal walks
+        walks += 1
+        return take(self, view, start, number)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(selection._Selection, "_take", counted)
+    result = diagnose(Options(paths=[str(path)], tz=UTC, engine="regex", jobs=1))
+    assert walks < 5 * len(lines) + 1_000  # a few looks per line (confirm, neighbours), not 400
+    tracebacks = [e for e in result.events if e.facts.get("exc_type") == "ValueError"]
+    assert {e.facts["exc_msg"] for e in tracebacks} == {"x"}
+    if chained:
+        assert len(tracebacks) == 5_000
+    else:  # a header further than the window from the exception line is cut off: context
+        assert 1_000 < len(tracebacks) < 2_000
+        first = next(e for e in result.events if e.where.line == 2)
+        assert first.role is Role.CONTEXT and "exc_type" not in first.facts
+
+
 # ---- the prefilter is a superset of its rule ----
 
 

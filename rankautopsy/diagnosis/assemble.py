@@ -3,10 +3,11 @@ faulthandler dump, one entry of torchrun's failure table) become one event each.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from rankautopsy.model import Assembly, Cause, Effect, Event, Evidence, Location, Role, StreamKind, TimeSpan
@@ -45,47 +46,66 @@ def channel(stream: Stream, i: int) -> tuple[int | None, int | None]:
     return stream.ranks[i], stream.local_ranks[i]
 
 
-def _channel_lines(stream: Stream, start: int) -> list[int]:
+def _channel_lines(stream: Stream, start: int, stop: int | None = None) -> Iterator[int]:
+    """The lines after `start` of its channel (and blank lines of any), up to `stop` (or the window)."""
     key = channel(stream, start)
-    out = []
-    for j in range(start + 1, min(len(stream), start + _WINDOW)):
+    for j in range(start + 1, min(len(stream), start + _WINDOW if stop is None else stop)):
         if channel(stream, j) == key or not stream.texts[j].strip():
-            out.append(j)
-    return out
+            yield j
 
 
 _SPAWN_HEADER = re.compile(r"^-- Process (?P<rank>\d+) terminated with the following error:")
 
 
-def assemble_traceback(stream: Stream, start: int) -> Assembled:
+def assemble_traceback(stream: Stream, start: int, memo: dict[int, int | None] | None = None) -> Assembled:
+    """A traceback from its header to its `Type: message` line. `memo` (per stream) holds where the
+    headers already passed through ended: a run of headers is read once, not once per header."""
     result = Assembled(start)
     if stream.ranks[start] is None:  # torch.multiprocessing.spawn re-prints a child's traceback under a header
         for j in range(start - 1, max(-1, start - 3), -1):
             if m := _SPAWN_HEADER.match(stream.texts[j]):
                 result.facts["rank"] = m["rank"]
+    memo = {} if memo is None else memo
+    if start not in memo:
+        _exception_line(stream, start, memo)
+    at = memo.get(start)
+    if at is None or (m := _EXC_LINE.match(stream.texts[at])) is None:
+        return result
     texts = stream.texts
-    following = _channel_lines(stream, start)
-    for pos, j in enumerate(following):
-        text = texts[j]
-        if not text.strip() or text[0] in " \t" or text.startswith(_TB_CONTINUE):
-            continue
-        m = _EXC_LINE.match(text)
-        if m is None:
+    result.facts["exc_type"] = m["exc_type"]
+    if m["exc_msg"]:
+        result.facts["exc_msg"] = m["exc_msg"].strip()
+    result.end = at
+    result.lines.append(at)
+    result.classify.append(at)
+    for k in itertools.islice(_channel_lines(stream, at, start + _WINDOW), 4):  # a message may go on
+        if not texts[k].strip() or stream.times[k] is not None or texts[k].startswith(_TB_CONTINUE):
             break
-        result.facts["exc_type"] = m["exc_type"]
-        if m["exc_msg"]:
-            result.facts["exc_msg"] = m["exc_msg"].strip()
-        result.end = j
-        result.lines.append(j)
-        result.classify.append(j)
-        for k in following[pos + 1 : pos + 5]:  # a message may continue on the next lines
-            if not texts[k].strip() or stream.times[k] is not None or texts[k].startswith(_TB_CONTINUE):
-                break
-            result.lines.append(k)
-            result.classify.append(k)
-            result.end = k
-        break
+        result.lines.append(k)
+        result.classify.append(k)
+        result.end = k
     return result
+
+
+def _exception_line(stream: Stream, start: int, memo: dict[int, int | None]) -> None:
+    """Where the traceback at `start` ends: its first unindented line that no traceback goes on past,
+    if that is a `Type: message` line within the window. Recorded for every header on the way too
+    (they end there, each within its own window): a run of headers is read once."""
+    texts = stream.texts
+    passed, limit, end = [start], start + _WINDOW, None
+    for j in _channel_lines(stream, start, len(stream)):
+        if j >= limit:
+            break
+        text = texts[j]
+        if not text.strip() or text[0] in " \t":
+            continue
+        if text.startswith(_TB_CONTINUE):
+            passed.append(j)
+            limit = j + _WINDOW
+            continue
+        end = j if _EXC_LINE.match(text) else None
+        break
+    memo.update((p, end if end is not None and end < p + _WINDOW else None) for p in passed)
 
 
 def assemble_faulthandler(stream: Stream, start: int) -> Assembled:
@@ -154,7 +174,8 @@ def assemble_continued(stream: Stream, start: int, compiled: CompiledRule, budge
     rule's own pattern, re-run on the line joined to the next non-blank line of its channel, fills the
     facts that the second line carries."""
     result = Assembled(start)
-    following = [j for j in _channel_lines(stream, start)[:_CONTINUE_LOOK] if stream.texts[j].strip()]
+    following = [j for j in itertools.islice(_channel_lines(stream, start), _CONTINUE_LOOK)]
+    following = [j for j in following if stream.texts[j].strip()]
     if not following:
         return result
     j = following[0]
@@ -172,7 +193,6 @@ def assemble_continued(stream: Stream, start: int, compiled: CompiledRule, budge
 
 
 _ASSEMBLERS = {
-    Assembly.TRACEBACK: assemble_traceback,
     Assembly.FAULTHANDLER: assemble_faulthandler,
     Assembly.TORCHRUN_TABLE: assemble_table_entry,
 }
@@ -185,10 +205,11 @@ def build_events(
     budget = budget or Budget()  # a user rule's time on this stream, assembly and classification included
     events: list[Event] = []
     absorbed: set[int] = set()
+    ends: dict[int, int | None] = {}
     for hit in sorted(hits, key=lambda h: (h.rule.rule.assemble is None, h.index)):
         if hit.index in absorbed and hit.rule.rule.assemble is None:
             continue
-        events.append(_event(stream, hit, rules, absorbed, budget))
+        events.append(_event(stream, hit, rules, absorbed, budget, ends))
     events.sort(key=lambda e: e.where.line)
     return events
 
@@ -207,7 +228,14 @@ def _checked(facts: dict[str, str]) -> dict[str, str]:
     return {(k if k not in _NUMERIC or _INTEGER.match(v) else f"{k}_raw"): v for k, v in facts.items()}
 
 
-def _event(stream: Stream, hit: Hit, rules: Sequence[CompiledRule], absorbed: set[int], budget: Budget) -> Event:
+def _event(
+    stream: Stream,
+    hit: Hit,
+    rules: Sequence[CompiledRule],
+    absorbed: set[int],
+    budget: Budget,
+    ends: dict[int, int | None],
+) -> Event:
     rule = hit.rule.rule
     facts = _checked(hit.facts)
     cause, role, extra, effects = rule.cause, rule.role, [], rule.effects
@@ -224,7 +252,11 @@ def _event(stream: Stream, hit: Hit, rules: Sequence[CompiledRule], absorbed: se
             facts = {**_checked(by.facts), **facts, "classified_by": by.rule.rule.id}
             effects = effects | by.rule.rule.effects
     elif rule.assemble is not None and rule.assemble is not Assembly.RECORD:
-        assembled = _ASSEMBLERS[rule.assemble](stream, hit.index)
+        assembled = (
+            assemble_traceback(stream, hit.index, ends)
+            if rule.assemble is Assembly.TRACEBACK
+            else _ASSEMBLERS[rule.assemble](stream, hit.index)
+        )
         facts.update(assembled.facts)
         extra = assembled.lines
         absorbed.update(assembled.lines)

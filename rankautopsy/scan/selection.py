@@ -164,6 +164,7 @@ class _Selection:
     tracebacks: dict[Channel, bool] = field(default_factory=dict)  # open traceback windows: a frame seen?
     traceback_until: int = 0  # where the closed traceback windows end
     other_until: int = 0  # where the windows of other assemblies end
+    filled: tuple[int, int, int] = (-1, -1, 0)  # windows are filled up to: (chunk's first line, line, its end)
     back: dict[Channel, _Memo] = field(default_factory=dict)
     ahead: dict[Channel, _Memo] = field(default_factory=dict)
     pending: list[_Walk] = field(default_factory=list)
@@ -372,7 +373,7 @@ class _Selection:
         for seg, index in self.found.get(number, {}):
             rule = self.rules[index].rule
             if rule.assemble is Assembly.TRACEBACK:
-                self.tracebacks[self.lines[number][seg].channel] = False
+                self._open_traceback(self.lines[number][seg].channel, number)
             elif rule.assemble is not None:
                 self.other_until = max(self.other_until, number + AFTER[rule.assemble])
             if rule.assemble is not None:
@@ -397,11 +398,28 @@ class _Selection:
 
     def _fill_window(self, view: View, start: int, number: int) -> None:
         pos, n = start, number
+        chunk, line, end = self.filled
+        if chunk == view.chunk.first_line and number <= line:  # walked already: go on from there
+            pos, n = end, line + 1
         while n <= self.window_until and pos < view.end and self._room():
             lines = self._take(view, pos, n)
             if self.tracebacks and self._traceback_ends(lines, n):
                 self.window_until = max(self.other_until, self.traceback_until)
             pos, n = view.next_line(pos + 1), n + 1
+        if pos != start:
+            self.filled = (view.chunk.first_line, n - 1, pos)
+
+    def _open_traceback(self, channel: Channel, number: int) -> None:
+        """A traceback header's window. One opened on lines a window already walked takes its state from
+        them (each line is walked once, however many headers a window holds); one still open goes on."""
+        if channel in self.tracebacks:
+            return
+        self.tracebacks[channel] = False
+        for n in range(number, self.filled[1] + 1):
+            if self._traceback_ends([line for line in self.lines.get(n, ()) if line.channel == channel], n):
+                self.window_until = max(self.other_until, self.traceback_until)
+            if channel not in self.tracebacks:
+                return
 
     def _traceback_ends(self, lines: list[Line], number: int) -> bool:
         """Whether the last open traceback window ends at this line: its channel's first unindented line
