@@ -298,6 +298,30 @@ def test_a_run_of_traceback_headers_is_walked_once(
         assert first.role is Role.CONTEXT and "exc_type" not in first.facts
 
 
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_cause_line_repeated_keeps_its_first_and_latest(engine: str, tmp_path: Path) -> None:
+    """A caught CUDA OOM logged after every step: the first REPEATS and the latest are events, the
+    first counts them all, and the death is the latest one, the one the rank did not go on past."""
+    oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB."
+    lines = []
+    for i in range(3_000):
+        stamp = f"2026-11-29 07:{i // 60 % 60:02d}:{i % 60:02d}"
+        lines += [f"{stamp},000 INFO [rank1]: step {i} loss 2.0", f"{stamp},500 ERROR [rank1]: {oom}"]
+    (tmp_path / "rank_1.log").write_bytes(_log(lines))
+    (tmp_path / "rank_0.log").write_bytes(
+        _log(["2026-11-29 07:00:00,000 INFO [rank0]: step 0 loss 2.0", "2026-11-29 08:10:00,000 ERROR [rank0]: "
+              "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE) ran for 600001 "
+              "milliseconds before timing out."])
+    )  # fmt: skip
+    result = diagnose(Options(paths=[str(tmp_path)], tz=UTC, engine=engine, jobs=1))
+    ooms = [e for e in result.events if e.rule == "pytorch.cuda-oom"]
+    assert [e.where.line for e in ooms] == [2, 4, 6, 6_000]
+    assert ooms[0].facts["repeats"] == "3000"
+    assert result.verdict.first_death is not None
+    assert result.verdict.first_death.rank == 1
+    assert result.verdict.first_death.evidence[0].where.line == 6_000
+
+
 # ---- the prefilter is a superset of its rule ----
 
 

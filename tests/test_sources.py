@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import re
 from pathlib import Path, PurePath
 
 import pytest
@@ -14,7 +15,7 @@ from rankautopsy.model import StreamKind
 from rankautopsy.sources.discover import classify, discover
 from rankautopsy.sources.prefixes import Prefix, Profile, is_srun_labelled, sniff_profile, strip_prefixes
 from rankautopsy.sources.ranks import PathRank, content_rank, content_rank_shapes, rank_from_path
-from rankautopsy.sources.read import decode, looks_binary, split_lines
+from rankautopsy.sources.read import PIECES, decode, looks_binary, pieces, segments, split_lines
 from rankautopsy.sources.sanitize import clean
 
 
@@ -215,3 +216,25 @@ def test_a_stray_nul_from_a_crash_does_not_make_a_log_binary() -> None:
     assert not looks_binary(log[:2000] + b"\x00" + log[2000:])
     assert looks_binary(bytes(range(256)) * 8)  # a checkpoint-like blob
     assert looks_binary(log[:500] + b"\x00" * 64 + log[500:])
+
+
+_PIECE = st.one_of(
+    st.builds(lambda n, m: f" {n}%|{'#' * m}| {n}/100 [00:01<00:02, 3.2it/s]", st.integers(0, 100), st.integers(0, 3)),
+    st.sampled_from(["step 5 loss 2.0", "x", "Traceback (most recent call last):", "", "   "]),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_PIECE, max_size=3 * PIECES))
+def test_a_redrawn_line_keeps_the_ends_of_its_runs(parts: list[str]) -> None:
+    line = "\r".join(parts)
+    every, kept = pieces(line), segments(line)
+    if len(every) <= PIECES:
+        assert kept == every
+        return
+    assert kept[0] == every[0] and kept[-1] == every[-1]
+    shape = [re.sub("[0-9]+", "0", p) for p in every]
+    want = [p for i, p in enumerate(every) if i in (0, len(every) - 1) or shape[i] not in (shape[i - 1], shape[i + 1])]
+    assert set(want) <= set(kept)  # every piece that differs from a neighbour in more than numbers is kept
+    it = iter(every)
+    assert all(piece in it for piece in kept)  # in order, nothing invented

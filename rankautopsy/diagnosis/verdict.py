@@ -432,11 +432,14 @@ def _candidate(tl: Timeline, r: RankState) -> Candidate | None:
     )
 
 
+_CATCHABLE = frozenset({Cause.PYTHON_EXCEPTION, Cause.CUDA_OOM})  # raised in the rank's Python: can be caught
+
+
 def _went_on(tl: Timeline, r: RankState, index: int) -> bool:
-    """A Python exception that the rank lived past: a step line of the same stream after it in the file
-    and in time, before any exit of the rank was noticed (a caught and logged exception, not a death)."""
+    """A Python exception or CUDA OOM that the rank lived past: a step line of the same stream after it
+    in the file and in time, before any exit of the rank was noticed (caught and logged, not a death)."""
     e = tl.events[index]
-    if e.cause is not Cause.PYTHON_EXCEPTION or e.time is None:
+    if e.cause not in _CATCHABLE or e.time is None:
         return False
     noticed = r.exit.noticed if r.exit is not None else None
     for j in r.events:

@@ -94,6 +94,7 @@ def make_console(file: IO[str] | None = None, width: int | None = None, color: b
     return Console(
         file=file,
         width=width,
+        height=25 if width is not None else None,  # both known: rich stops asking the terminal each line
         markup=False,
         emoji=False,
         highlight=False,
@@ -104,8 +105,8 @@ def make_console(file: IO[str] | None = None, width: int | None = None, color: b
 
 
 def render_terminal(d: Diagnosis, console: Console, *, checklist: bool = False, verbose: bool = False) -> None:
-    for line in report_lines(d, console.width, checklist=checklist, verbose=verbose):
-        console.print(line, no_wrap=True, overflow="ellipsis", crop=True)
+    lines = report_lines(d, console.width, checklist=checklist, verbose=verbose)
+    console.print(Text("\n").join(lines), no_wrap=True, overflow="ellipsis", crop=True)
 
 
 def report_lines(d: Diagnosis, width: int, *, checklist: bool = False, verbose: bool = False) -> list[Text]:

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 from rankautopsy.scan.engine import DIRTY, Match
 from rankautopsy.sources.lines import SNIFF_LINES, Channel, LineParser
-from rankautopsy.sources.read import MAX_LINE, Chunk, segments, split_lines
+from rankautopsy.sources.read import MAX_LINE, Chunk, pieces, split_lines
 
 TAIL_LINES, TAIL_BYTES = 2000, 1024 * 1024
 _INNER_CR = re.compile(rb"\r(?!\n)")
@@ -99,7 +99,7 @@ def logical_lines(chunk: Chunk) -> int:
         start = buf.rfind(b"\n", chunk.start, m.start()) + 1 or chunk.start
         stop = buf.find(b"\n", m.start(), end)
         stop = end if stop < 0 else stop
-        count += len(segments(bytes(buf[start:stop]).decode("utf-8", "replace"))) - 1
+        count += len(pieces(bytes(buf[start:stop]).decode("utf-8", "replace"))) - 1
         pos = stop + 1
     return count
 

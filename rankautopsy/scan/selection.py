@@ -55,7 +55,7 @@ TRACEBACK_TAIL = 12  # lines kept after a traceback's `Type: message` line (a me
 _NOT_THE_END = ("Traceback", "During handling of the above exception", "The above exception was")
 WALK_BYTES = 64 * 1024  # how far to look for a timestamped neighbour
 WALK_LINES = 256  # timestamp-looking lines read in one walk, at most
-REPEATS = 3  # a context line with the same rule, channel and facts is kept this often, then counted
+REPEATS = 3  # a line with the same rule, channel and facts is kept this often, then counted
 MAX_SELECTED = 100_000  # lines kept for windows and neighbours; past this only hits are kept
 _RANK_PREFIX = re.compile(rb"\[rank([0-9]+)\]")  # as prefixes.py reads them
 _MPI_PREFIX = re.compile(rb"\[(?:[^,\]\[\n]+,)?([0-9]+)\](?:\[[^:\]\n]+:[0-9]+\])?<(?:stdout|stderr|stddiag)>")
@@ -115,17 +115,33 @@ def _read_whole(selection: _Selection, parts: list[bytes], chunks: Iterable[Chun
         for offset, rule in selection.engine.find(data, selection.kind, selection.budget, sampled=sampled):
             candidates.setdefault(bisect_right(starts, offset) - 1, set()).add(rule)
     hits: list[Hit] = []
+    dropped: set[int] = set()
     for index in sorted(candidates):
         for rule in sorted(candidates[index]):
             compiled = selection.rules[rule]
             if (m := selection.budget.search(compiled, stream.texts[index])) is not None:
                 facts = {k: v for k, v in m.groupdict().items() if v is not None}
-                if not selection._repeated(rule, lines[index].channel, facts, (len(hits), 0)):
+                repeat = selection._repeated(rule, lines[index].channel, facts, (len(hits), 0))
+                if repeat.drop is not None:
+                    dropped.add(repeat.drop[0])
+                if repeat.keep:
                     hits.append(Hit(compiled, index, facts))
-    for (first, _), seen in selection.repeats.values():
+    for (first, _), seen, _ in selection.repeats.values():
         if seen > REPEATS:
             hits[first].facts["repeats"] = str(seen)
-    return stream, hits
+    return stream, [hit for i, hit in enumerate(hits) if i not in dropped]
+
+
+_Seen = tuple[tuple[int, int], int, tuple[int, int] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Repeat:
+    keep: bool  # keep this hit
+    drop: tuple[int, int] | None = None  # the kept hit it replaces as the latest of its repeats
+
+
+_KEEP, _COUNT = Repeat(True), Repeat(False)
 
 
 @dataclass(slots=True)
@@ -170,9 +186,9 @@ class _Selection:
     pending: list[_Walk] = field(default_factory=list)
     stamped: set[Channel] = field(default_factory=set)  # channels with a timestamped line selected
     logical: int = 0  # logical lines read
-    repeats: dict[tuple[int, Channel, tuple[tuple[str, str], ...]], tuple[tuple[int, int], int]] = field(
+    repeats: dict[tuple[int, Channel, tuple[tuple[str, str], ...]], _Seen] = field(
         default_factory=dict
-    )  # repeatable context hits: where the first is, and how many were seen
+    )  # repeatable hits: where the first is, how many were seen, where the latest kept one is
 
     def __post_init__(self) -> None:
         self.parser = LineParser(self.source, self.ctx, self.sample, self.engine.taught)
@@ -206,7 +222,7 @@ class _Selection:
         self._last_seen(view, begin)
 
     def result(self, source: Source) -> tuple[Stream, list[Hit]]:
-        for (rule, _, _), ((number, seg), seen) in self.repeats.items():
+        for (rule, _, _), ((number, seg), seen, _) in self.repeats.items():
             if seen > REPEATS:
                 self.found[number][(seg, rule)]["repeats"] = str(seen)
         order = sorted(self.lines)
@@ -237,25 +253,45 @@ class _Selection:
                         hit_lines.add(start)
                     elif (m := self.budget.search(self.rules[index], line.text)) is not None:
                         facts = {k: v for k, v in m.groupdict().items() if v is not None}
-                        if not self._repeated(index, line.channel, facts, (number, seg)):
+                        repeat = self._repeated(index, line.channel, facts, (number, seg))
+                        if repeat.keep:
                             found[(seg, index)] = facts
                             hit_lines.add(start)
+                        if repeat.drop is not None:
+                            self._drop(repeat.drop, index)
             if not found:
                 del self.found[number]
                 if fresh and number > self.window_until:
                     del self.lines[number]  # parsed only to be confirmed: not a selected line
         return hit_lines
 
-    def _repeated(self, index: int, channel: Channel, facts: dict[str, str], where: tuple[int, int]) -> bool:
-        """Whether a hit repeats, for the REPEATS-th time or more, a context line of the same rule, channel
-        and facts (an NCCL identity line per communicator): then it is only counted, on the first one."""
+    def _repeated(self, index: int, channel: Channel, facts: dict[str, str], where: tuple[int, int]) -> Repeat:
+        """What to do with a hit that repeats a line of the same rule, channel and facts (an NCCL
+        identity line per communicator, an OOM line printed over and over): the first REPEATS are kept,
+        later ones counted on the first. Of a cause or symptom, the latest is kept too (the verdict
+        reads whether a rank went on after it), replacing the one kept before it (`drop`)."""
         rule = self.rules[index].rule
-        if rule.role is not Role.CONTEXT or rule.assemble is not None or rule.effects - {Effect.IDENTITY}:
-            return False
+        if rule.assemble is not None or rule.role is Role.PROGRESS:
+            return _KEEP
+        if rule.role is Role.CONTEXT and rule.effects - {Effect.IDENTITY}:
+            return _KEEP
         key = (index, channel, tuple(sorted(facts.items())))
-        first, seen = self.repeats.get(key, (where, 0))
-        self.repeats[key] = (first, seen + 1)
-        return seen >= REPEATS
+        first, seen, last = self.repeats.get(key, (where, 0, None))
+        if seen < REPEATS:
+            self.repeats[key] = (first, seen + 1, None)
+            return _KEEP
+        if rule.role is Role.CONTEXT:
+            self.repeats[key] = (first, seen + 1, None)
+            return _COUNT
+        self.repeats[key] = (first, seen + 1, where)
+        return Repeat(True, last)
+
+    def _drop(self, where: tuple[int, int], index: int) -> None:
+        number, seg = where
+        found = self.found.get(number, {})
+        found.pop((seg, index), None)
+        if not found:
+            self.found.pop(number, None)
 
     def _sampled(self, view: View, cleaned: _Cleaned) -> set[int]:
         """Progress lines: all in the head, and the first and last confirmed ones of the chunk."""

@@ -108,13 +108,33 @@ def decode(data: bytes) -> Decoded:
     return Decoded(data.decode("utf-8", "replace"))
 
 
-def segments(line: str) -> list[str]:
-    """One physical line (without its `\\n`) as logical lines: a `\\r` inside it starts a new one."""
+PIECES = 64  # a line of more `\r`-separated pieces than this keeps the ends of its runs (see segments)
+_NUMBERS = re.compile(r"[0-9]+")
+
+
+def pieces(line: str) -> list[str]:
+    """One physical line (without its `\n`) cut at each `\r`: its non-blank pieces, each clipped."""
     if line.endswith("\r"):
         line = line[:-1]
     if "\r" not in line:
         return [line[:MAX_LINE]]
     return [part[:MAX_LINE] for part in line.split("\r") if part.strip()]
+
+
+def segments(line: str) -> list[str]:
+    """One physical line as logical lines: a `\r` inside it starts a new one. Of more than PIECES
+    pieces, a run of pieces that differ only in their numbers (a progress bar redrawn in place) keeps
+    its first and last: a terminal shows the last, and the first and last step are what a run tells."""
+    parts = pieces(line)
+    if len(parts) <= PIECES:
+        return parts
+    shapes = [_NUMBERS.sub("0", part) for part in parts]
+    last = len(parts) - 1
+    return [
+        part
+        for i, part in enumerate(parts)
+        if i in (0, last) or shapes[i] != shapes[i - 1] or shapes[i] != shapes[i + 1]
+    ]
 
 
 def split_lines(text: str) -> Iterator[tuple[int, str]]:
