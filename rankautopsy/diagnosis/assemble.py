@@ -206,10 +206,11 @@ def build_events(
     events: list[Event] = []
     absorbed: set[int] = set()
     ends: dict[int, int | None] = {}
+    stamps = Stamps.of(stream)
     for hit in sorted(hits, key=lambda h: (h.rule.rule.assemble is None, h.index)):
         if hit.index in absorbed and hit.rule.rule.assemble is None:
             continue
-        events.append(_event(stream, hit, rules, absorbed, budget, ends))
+        events.append(_event(stream, hit, rules, absorbed, budget, (ends, stamps)))
     events.sort(key=lambda e: e.where.line)
     return events
 
@@ -234,8 +235,9 @@ def _event(
     rules: Sequence[CompiledRule],
     absorbed: set[int],
     budget: Budget,
-    ends: dict[int, int | None],
+    memo: tuple[dict[int, int | None], Stamps],  # where tracebacks end, and the timestamped lines
 ) -> Event:
+    ends, stamps = memo
     rule = hit.rule.rule
     facts = _checked(hit.facts)
     cause, role, extra, effects = rule.cause, rule.role, [], rule.effects
@@ -269,7 +271,7 @@ def _event(
             effects = effects | by.rule.rule.effects
         if "table_traceback" in facts:
             _recorded_exception(facts, stream.kind, rules, budget)
-    time, open_ended = line_time(stream, hit.index)
+    time, open_ended = line_time(stream, hit.index, stamps)
     if open_ended:
         facts["time_open"] = "1"  # nothing later in this channel bounds it: the timeline closes it
     rank, rank_from = stream.ranks[hit.index], stream.rank_from[hit.index]
@@ -352,14 +354,31 @@ def classify(
     return cause, role, None
 
 
-def line_time(stream: Stream, i: int) -> tuple[TimeSpan | None, bool]:
+@dataclass(frozen=True, slots=True)
+class Stamps:
+    """The indices of a stream's timestamped lines, all of them and by channel (built once per stream)."""
+
+    every: list[int]
+    by_channel: dict[tuple[int | None, int | None], list[int]]
+
+    @classmethod
+    def of(cls, stream: Stream) -> Stamps:
+        every = [j for j, t in enumerate(stream.times) if t is not None]
+        by_channel: dict[tuple[int | None, int | None], list[int]] = {}
+        for j in every:
+            by_channel.setdefault(channel(stream, j), []).append(j)
+        return cls(every, by_channel)
+
+
+def line_time(stream: Stream, i: int, stamps: Stamps | None = None) -> tuple[TimeSpan | None, bool]:
     """A line's own time, else the interval between its channel's timestamped neighbours; the flag
     says that no later line bounds it (the interval then only holds its earliest possible time)."""
     if (own := stream.times[i]) is not None:
         return own, False
-    key = channel(stream, i)
-    before = _neighbour(stream, i, -1, key) or _neighbour(stream, i, -1, None)
-    after = _neighbour(stream, i, 1, key) or _neighbour(stream, i, 1, None)
+    stamps = stamps or Stamps.of(stream)
+    mine = stamps.by_channel.get(channel(stream, i), [])
+    before = _neighbour(stream, mine, i, -1) or _neighbour(stream, stamps.every, i, -1)
+    after = _neighbour(stream, mine, i, 1) or _neighbour(stream, stamps.every, i, 1)
     if before is None:
         return (None, False) if after is None else (TimeSpan(after.earliest, after.earliest), False)
     if after is None or after.earliest < before.earliest:
@@ -367,27 +386,9 @@ def line_time(stream: Stream, i: int) -> tuple[TimeSpan | None, bool]:
     return TimeSpan(before.earliest, after.latest), False
 
 
-def _neighbour(stream: Stream, i: int, step: int, key: tuple[int | None, int | None] | None) -> TimeSpan | None:
-    """The nearest timestamped line of the channel (of any channel: `key` None) within the window."""
-    stamped = _stamped(stream)
+def _neighbour(stream: Stream, stamped: list[int], i: int, step: int) -> TimeSpan | None:
+    """The nearest of the timestamped lines `stamped` before (step -1) or after line `i`, within the window."""
     k = bisect_right(stamped, i) if step > 0 else bisect_left(stamped, i) - 1
-    limit = _WINDOW * 5
-    while 0 <= k < len(stamped) and abs(stamped[k] - i) <= limit:
-        j = stamped[k]
-        if key is None or channel(stream, j) == key:
-            return stream.times[j]
-        k += step
+    if 0 <= k < len(stamped) and abs(stamped[k] - i) <= _WINDOW * 5:
+        return stream.times[stamped[k]]
     return None
-
-
-_MEMO: dict[str, object] = {}
-
-
-def _stamped(stream: Stream) -> list[int]:
-    """The indices of the stream's timestamped lines (kept for the stream whose events are being built)."""
-    if _MEMO.get("stream") is not stream or _MEMO.get("length") != len(stream.times):
-        found = [j for j, t in enumerate(stream.times) if t is not None]
-        _MEMO.update(stream=stream, length=len(stream.times), stamped=found)
-    stamped = _MEMO["stamped"]
-    assert isinstance(stamped, list)
-    return stamped

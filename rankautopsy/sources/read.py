@@ -109,7 +109,7 @@ def decode(data: bytes) -> Decoded:
 
 
 PIECES = 64  # a line of more `\r`-separated pieces than this keeps the ends of its runs (see segments)
-_NUMBERS = re.compile(r"[0-9]+")
+_NO_DIGITS = str.maketrans("", "", "0123456789")
 
 
 def pieces(line: str) -> list[str]:
@@ -128,7 +128,9 @@ def segments(line: str) -> list[str]:
     parts = pieces(line)
     if len(parts) <= PIECES:
         return parts
-    shapes = [_NUMBERS.sub("0", part) for part in parts]
+    body = line[:-1] if line.endswith("\r") else line  # as pieces() cut it: one translate, not one per piece
+    cut = zip(body.split("\r"), body.translate(_NO_DIGITS).split("\r"), strict=True)
+    shapes = [shape for part, shape in cut if part.strip()]
     last = len(parts) - 1
     return [
         part
