@@ -3,6 +3,7 @@ faulthandler dump, one entry of torchrun's failure table) become one event each.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import re
@@ -212,7 +213,33 @@ def build_events(
             continue
         events.append(_event(stream, hit, rules, absorbed, budget, (ends, stamps)))
     events.sort(key=lambda e: e.where.line)
-    return events
+    return _thinned(events)
+
+
+REPEATS = 3  # as the scan keeps repeated hits: the first this many, the latest, and a count
+
+
+def _thinned(events: list[Event]) -> list[Event]:
+    """Of events alike in all but their line and time (a caught traceback logged every few hundred
+    lines, 20,000 cut-off headers), the first REPEATS and the latest; the first counts them all."""
+    groups: dict[tuple[object, ...], list[int]] = {}
+    seen: dict[int, int] = {}  # first of a group -> how many
+    keep = [True] * len(events)
+    for i, e in enumerate(events):
+        if e.role is Role.PROGRESS:
+            continue
+        facts = tuple(sorted((k, v) for k, v in e.facts.items() if k != "repeats"))
+        group = groups.setdefault((e.rule, e.cause, e.role, e.rank, e.host, e.pid, e.effects, facts), [])
+        if len(group) > REPEATS:
+            keep[group.pop()] = False
+        group.append(i)
+        seen[group[0]] = seen.get(group[0], 0) + 1
+    out = list(events)
+    for first, count in seen.items():
+        counted = max(count, int(out[first].facts.get("repeats", "0")))  # the scan may have counted more
+        if count > REPEATS + 1:
+            out[first] = dataclasses.replace(out[first], facts={**out[first].facts, "repeats": str(counted)})
+    return [e for e, kept in zip(out, keep, strict=True) if kept]
 
 
 # Facts that the timeline reads as numbers; a user pattern that captures something else under one of
