@@ -191,12 +191,18 @@ def unwrap(raw: list[tuple[int, str]], profile: Profile) -> list[tuple[int, str]
     long = [len(line) >= 60 for _, line in raw]
     if sum(long) < 5:
         return raw
-    goes_on = [_continues(line, profile) for _, line in raw]  # once per line: it strips prefixes
-    counts = Counter(len(raw[i][1]) for i in range(len(raw) - 1) if long[i] and goes_on[i + 1])
+    known: dict[int, bool] = {}
+
+    def goes_on(i: int) -> bool:  # each line at most once: it strips prefixes
+        if i not in known:
+            known[i] = _continues(raw[i][1], profile)
+        return known[i]
+
+    counts = Counter(len(raw[i][1]) for i in range(len(raw) - 1) if long[i] and goes_on(i + 1))
     width, hits = counts.most_common(1)[0] if counts else (0, 0)
     if hits < 5 or hits < 0.3 * sum(counts.values()):
-        return raw
-    shorter = [goes_on[i + 1] for i in range(len(raw) - 1) if len(raw[i][1]) < width and not goes_on[i]]
+        return raw  # most logs: only the lines after long ones were looked at
+    shorter = [goes_on(i + 1) for i in range(len(raw) - 1) if len(raw[i][1]) < width and not goes_on(i)]
     if len(shorter) >= 5 and sum(shorter) > 0.5 * len(shorter):
         return raw  # shorter records are as often followed by such a line: the log's shape, not a wrap
     out: list[tuple[int, str]] = []
