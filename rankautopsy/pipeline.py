@@ -41,7 +41,7 @@ from rankautopsy.scan.selection import read_stream
 from rankautopsy.sources.clocks import ClockContext, live_boot_time, live_uptime, local_zone
 from rankautopsy.sources.discover import Source, damaged, discover
 from rankautopsy.sources.lines import Stream, last_signs
-from rankautopsy.sources.read import LONG_LINE, read_head
+from rankautopsy.sources.read import LONG_LINE, Data, read_head
 from rankautopsy.sources.sanitize import clean
 
 DEFAULT_SKEW = timedelta(seconds=2)
@@ -56,7 +56,7 @@ class Options:
     boot_time: datetime | None = None
     tz: tzinfo = field(default_factory=local_zone)
     skew: timedelta = DEFAULT_SKEW
-    stdin: bytes | None = None
+    stdin: Data | None = None
     jobs: int | None = None  # worker processes (None: $RANKAUTOPSY_JOBS, else the cores for big inputs)
     engine: str | None = None  # "hyperscan" or "regex" (None: $RANKAUTOPSY_ENGINE, else the fastest)
     follow: bool = False  # follow symlinks that leave the given paths (--follow)

@@ -296,6 +296,34 @@ def test_stdin_on_a_terminal_gets_a_hint_and_is_read_to_ctrl_d() -> None:
     assert json.loads(out)["verdict"]["first_death"]["rank"] == 2
 
 
+_PEAK = (  # the CLI, reporting on stderr the peak memory of its own image (VmHWM: reset by exec)
+    "import atexit, runpy, sys\n"
+    "atexit.register(lambda: sys.stderr.write([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0]))\n"
+    "sys.argv = ['rankautopsy', *sys.argv[1:]]\n"
+    "runpy.run_module('rankautopsy', run_name='__main__')\n"
+)
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads VmHWM from /proc")
+def test_stdin_is_spooled_not_held_in_memory() -> None:
+    """400 MB piped in: the process stays far below what holding it would take, and the verdict is
+    that of the log at its end (the whole stream was read)."""
+    line = b"2026-11-29 07:00:00,000 INFO [rank0]: data loader worker heartbeat\n"
+    feed = f"import sys; [sys.stdout.buffer.write({line!r} * 100_000) for _ in range(60)]"
+    feeder = subprocess.Popen([sys.executable, "-c", feed + "; sys.stdout.buffer.write(open(sys.argv[1], 'rb').read())",
+                               str(RAISE / "console.log")], stdout=subprocess.PIPE)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", _PEAK, "diagnose", "-", *JSON_UTC], stdin=feeder.stdout, capture_output=True, timeout=300
+    )
+    assert feeder.wait() == 0 and feeder.stdout is not None
+    feeder.stdout.close()
+    peak_kib = int(proc.stderr.decode().split()[-2])
+    assert 60 * 100_000 * len(line) > 400_000_000
+    assert peak_kib < 200 * 1024, f"peak {peak_kib} KiB"
+    assert proc.returncode == 1
+    assert json.loads(proc.stdout)["verdict"]["first_death"]["rank"] == 2
+
+
 def test_stdin_from_a_pipe_gets_no_hint() -> None:
     result = run("diagnose", "-", "--format", "json", stdin=(RAISE / "console.log").read_bytes())
     assert (result.returncode, result.stderr) == (1, "")

@@ -102,6 +102,15 @@ FOUND = {
     "many-traceback-headers": Case(
         (("node01.log", b"2026-11-29 07:00:00,000 INFO step 7\n" + b"Traceback (most recent call last):\n" * 20_000),)
     ),
+    "table-pid-10000-digits": Case(
+        (
+            (
+                "console.log",
+                b"Root Cause (first observed failure):\n[0]:\n  time      : 2026-11-29_10:08:22\n  host      : node01\n"
+                b"  rank      : 2 (local_rank: 2)\n  exitcode  : 1 (pid: " + b"9" * 10_000 + b")\n",
+            ),
+        )
+    ),
     "utf16-log": Case((("rank_1.log", "step 1\nValueError: bad\n".encode("utf-16")),)),
     "truncated-xz": Case((("rank_1.log.xz", corpus.compress(b"step 1\n" * 100, corpus.random.Random(4))[1][:40]),)),
 }

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from rankautopsy.model import Diagnosis
+    from rankautopsy.sources.read import Spool
 
 PROG = "rankautopsy"
 STDIN = "-"
@@ -238,7 +239,9 @@ def use_color(flag: bool | None, stream: IO[str]) -> bool:
     return stream.isatty()
 
 
-def _read_stdin(args: list[str], quiet: bool) -> bytes | None:
+def _read_stdin(args: list[str], quiet: bool) -> Spool | None:
+    from rankautopsy.sources.read import MAX_INPUT, spool
+
     if args.count(STDIN) > 1:
         raise typer.BadParameter("'-' (standard input) can be given only once, as a path or as --dmesg")
     if STDIN not in args:
@@ -246,7 +249,7 @@ def _read_stdin(args: list[str], quiet: bool) -> bytes | None:
     if sys.stdin.isatty() and not quiet:
         sys.stderr.write(f"{PROG}: reading from stdin (Ctrl-D to end)...\n")
         sys.stderr.flush()
-    return sys.stdin.buffer.read()
+    return spool(sys.stdin.buffer, MAX_INPUT)  # on disk as it comes: a pipe of gigabytes is not held in memory
 
 
 class _Display:

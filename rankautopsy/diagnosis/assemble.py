@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from rankautopsy.model import Assembly, Cause, Effect, Event, Evidence, Location, Role, StreamKind, TimeSpan
+from rankautopsy.numbers import read_int
 from rankautopsy.scan.matcher import Budget, CompiledRule, Hit, facts_of, match_line
 from rankautopsy.sources.lines import Stream
 
@@ -236,7 +237,9 @@ def _thinned(events: list[Event]) -> list[Event]:
         seen[group[0]] = seen.get(group[0], 0) + 1
     out = list(events)
     for first, count in seen.items():
-        counted = max(count, int(out[first].facts.get("repeats", "0")))  # the scan may have counted more
+        counted = max(
+            count, read_int(out[first].facts.get("repeats"), max_len=15) or 0
+        )  # the scan may have counted more
         if count > REPEATS + 1:
             out[first] = dataclasses.replace(out[first], facts={**out[first].facts, "repeats": str(counted)})
     return [e for e, kept in zip(out, keep, strict=True) if kept]
@@ -286,7 +289,7 @@ def _event(
             if rule.assemble is Assembly.TRACEBACK
             else _ASSEMBLERS[rule.assemble](stream, hit.index)
         )
-        facts.update(assembled.facts)
+        facts.update(_checked(assembled.facts))  # a table's pid of 10,000 digits is no pid
         extra = assembled.lines
         absorbed.update(assembled.lines)
         absorbed.add(hit.index)
@@ -314,7 +317,7 @@ def _event(
         text=stream.texts[hit.index],
         rank=rank,
         host=stream.hosts[hit.index] or facts.get("host"),
-        pid=int(facts["pid"]) if facts.get("pid", "").isdigit() else None,
+        pid=read_int(facts.get("pid"), max_len=15, signed=False),
         time=time,
         facts=facts,
         lines=tuple(Evidence(Location(stream.source.display, stream.numbers[j]), stream.texts[j]) for j in extra),

@@ -26,6 +26,7 @@ from rankautopsy.errors import InputError
 from rankautopsy.events.collected import Collected, Node, Part
 from rankautopsy.events.records import Corrupt, event_from, event_record, input_from, input_record, text, when
 from rankautopsy.model import SkippedInput
+from rankautopsy.sources.read import Data, raw_stream
 
 MAGIC = "rankautopsy-events"
 SCHEMA = 1
@@ -111,7 +112,7 @@ def _dump(record: dict[str, Any]) -> str:
     return json.dumps(record, ensure_ascii=False, separators=(", ", ": "))
 
 
-def read(path: Path | None, data: bytes | None, display: str) -> Collected:
+def read(path: Path | None, data: Data | None, display: str) -> Collected:
     """An event file (a path, or bytes piped in) back into what its node collected."""
     try:
         return _parse(_records(path, data), display)
@@ -122,8 +123,8 @@ def read(path: Path | None, data: bytes | None, display: str) -> Collected:
         raise EventFileError(f"not a readable event file: {reason}", path=display) from None
 
 
-def _records(path: Path | None, data: bytes | None) -> Iterator[tuple[int, Any]]:
-    raw: IO[bytes] = io.BytesIO(data) if data is not None else open(path or "", "rb")  # noqa: SIM115
+def _records(path: Path | None, data: Data | None) -> Iterator[tuple[int, Any]]:
+    raw = io.BufferedReader(raw_stream(path, data))
     with raw:
         magic = raw.read(2)
         raw.seek(0)

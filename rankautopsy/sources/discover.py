@@ -17,12 +17,16 @@ from rankautopsy.sources.clocks import year_hint_from_text
 from rankautopsy.sources.ranks import PathRank, rank_from_path
 from rankautopsy.sources.read import (
     MAGIC_BYTES,
+    MAX_INPUT,
     SNIFF,
     ChunkReader,
+    Data,
+    Spool,
     is_compressed,
     looks_binary,
     open_bytes,
     read_head,
+    spool,
     unreadable_compression,
 )
 from rankautopsy.sources.sanitize import clean_name
@@ -30,7 +34,6 @@ from rankautopsy.sources.sanitize import clean_name
 STDIN = "-"
 _KERNEL_NAME = re.compile(r"(?:^dmesg|\.dmesg(?:\.|$)|^kern\.log|^kernel\.log|^journal.*-k)", re.IGNORECASE)
 _SKIP_DIRS = frozenset({".git", "__pycache__", ".hg", ".svn"})
-_MAX_FILE = 8 * 1024**3
 MAX_DEPTH = 64  # directories below a given path (ripgrep has none; a hostile tree of 10,000 must not crash)
 HEAD = 256 * 1024  # bytes read at discovery to classify an input (the rest is read when it is scanned)
 _YEAR_CHARS, _YEAR_LINES = 200_000, 2000
@@ -43,7 +46,7 @@ class Source:
     display: str
     kind: StreamKind
     path: Path | None = None  # a file, read from disk
-    data: bytes | None = None  # or bytes piped in
+    data: Data | None = None  # or bytes piped in (in memory, or spooled to an unnamed file)
     where: PathRank = field(default_factory=PathRank)
     live: bool = False  # piped in from this host right now (raw dmesg stamps can use its boot time)
     problem: str | None = None  # read, but not whole (e.g. a truncated gzip), as far as the head tells
@@ -58,7 +61,7 @@ class Source:
 
 
 def discover(
-    paths: Sequence[str], dmesg: Sequence[str] = (), stdin: bytes | None = None, *, follow: bool = False
+    paths: Sequence[str], dmesg: Sequence[str] = (), stdin: Data | None = None, *, follow: bool = False
 ) -> tuple[list[Source], list[SkippedInput]]:
     """Every readable input under `paths` (and the kernel logs of `dmesg`), plus what was skipped.
     A symlink found in a directory is followed only when its target is inside one of the given paths,
@@ -106,11 +109,12 @@ def _skip(skipped: list[SkippedInput], display: str, reason: str) -> None:
     skipped.append(SkippedInput(clean_name(display), clean_name(reason)))
 
 
-def _collect(arg: str, kind: StreamKind | None, out: list[Source], walk: _Walk, stdin: bytes | None) -> None:
+def _collect(arg: str, kind: StreamKind | None, out: list[Source], walk: _Walk, stdin: Data | None) -> None:
     skipped = walk.skipped
     if arg == STDIN:
-        data = stdin if stdin is not None else sys.stdin.buffer.read()
-        _add(_source("<stdin>", None, data, len(data), kind, PathRank()), out, skipped)
+        data = stdin if stdin is not None else spool(sys.stdin.buffer, MAX_INPUT)
+        size = data.size if isinstance(data, Spool) else len(data)
+        _add(_source("<stdin>", None, data, size, kind, PathRank()), out, skipped)
         return
     root = Path(arg)
     try:
@@ -134,19 +138,16 @@ def _collect(arg: str, kind: StreamKind | None, out: list[Source], walk: _Walk, 
 
 def _piped(path: Path, display: str, kind: StreamKind | None) -> Source | SkippedInput:
     """A pipe can be read only once: its head is sniffed (a device such as /dev/zero is refused before
-    the rest is read), then it is held like standard input."""
+    the rest is read), then it is spooled like standard input."""
     try:
         with path.open("rb") as stream:
-            data = stream.read(HEAD)
-            if looks_binary(data[:SNIFF]) and not is_compressed(data):
+            head = stream.read(HEAD)
+            if looks_binary(head[:SNIFF]) and not is_compressed(head):
                 return SkippedInput(clean_name(display), "binary: not a text log")
-            chunks = [data]
-            while len(chunks) * HEAD < _MAX_FILE and (chunk := stream.read(HEAD)):
-                chunks.append(chunk)
-            data = b"".join(chunks)
+            data = spool(stream, MAX_INPUT, head)
     except OSError as exc:
         raise InputError(f"cannot read: {_reason(exc)}", path=display) from None
-    return _source(clean_name(display), None, data, len(data), kind, rank_from_path(path))
+    return _source(clean_name(display), None, data, data.size, kind, rank_from_path(path))
 
 
 def _missing(exc: Exception) -> bool:
@@ -228,7 +229,7 @@ def _add_file(
         if not stat.S_ISREG(st.st_mode):
             _skip(skipped, display, "not a regular file")
             return
-        if st.st_size > _MAX_FILE:
+        if st.st_size > MAX_INPUT:
             _skip(skipped, display, "larger than 8 GiB")
             return
         source = _source(display, path, None, st.st_size, kind, rank_from_path(path, kubeflow=kubeflow))
@@ -239,7 +240,7 @@ def _add_file(
 
 
 def _source(
-    display: str, path: Path | None, data: bytes | None, size: int, kind: StreamKind | None, where: PathRank
+    display: str, path: Path | None, data: Data | None, size: int, kind: StreamKind | None, where: PathRank
 ) -> Source | SkippedInput:
     """Classify an input from its head, or say why it is skipped."""
     head = read_head(path, data, HEAD)
@@ -256,7 +257,7 @@ def _source(
     return Source(display, kind, path, data, where, data is not None, head.problem, _year(text), size)
 
 
-def _has_text(path: Path | None, data: bytes | None, skip: int) -> bool:
+def _has_text(path: Path | None, data: Data | None, skip: int) -> bool:
     """Whether anything but white space follows a blank head (read in chunks, never whole)."""
     if skip < HEAD:
         return False

@@ -13,18 +13,21 @@ import contextlib
 import gzip
 import io
 import lzma
+import os
 import re
+import tempfile
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, Any, BinaryIO, Protocol
 
 MAX_LINE = 64 * 1024  # longer lines are cut: a rule only needs the head of a line
 SNIFF = 8192
 CHUNK = 8 * 1024 * 1024  # bytes read per chunk: big enough for the scanner, small enough for the cache
 CONTEXT = 1024 * 1024  # bytes of earlier lines kept in front of each chunk
 LONG_LINE = 4 * 1024 * 1024  # a physical line longer than this is clipped to it
+MAX_INPUT = 8 * 1024**3  # bytes of one input read at most (a file, or a pipe spooled)
 _GZIP_MAGIC = b"\x1f\x8b"
 _GZIP_IN = 1024 * 1024
 _XZ = re.compile(rb"\xfd7zXZ\x00")
@@ -284,11 +287,81 @@ class _ZstdFeed:
         return out
 
 
-def open_bytes(path: Path | None, data: bytes | None) -> Readable:
+# ---- piped input, spooled ----
+
+
+@dataclass(frozen=True, slots=True)
+class Spool:
+    """Bytes piped in (stdin, a named pipe), copied as they came into an unnamed temporary file: held
+    on disk, not in memory, and gone with the process however it ends (nothing to clean up)."""
+
+    file: IO[bytes] = field(compare=False, repr=False)
+    size: int
+
+    def stream(self) -> io.RawIOBase:
+        return _Pread(self.file.fileno(), self.size)
+
+
+def spool(stream: BinaryIO, limit: int, head: bytes = b"") -> Spool:
+    """`head` (already read) and the rest of `stream` (a buffered reader), at most `limit` bytes."""
+    out = tempfile.TemporaryFile()  # noqa: SIM115 (open for the process's life: its sources read it)
+    size = len(head)
+    out.write(head)
+    while size < limit:
+        want = min(CHUNK, limit - size)
+        piece = stream.read(want)  # a buffered read is short only at the end (a terminal's Ctrl-D is
+        out.write(piece)  # not sticky: reading on would wait for more)
+        size += len(piece)
+        if len(piece) < want:
+            break
+    out.flush()
+    return Spool(out, size)
+
+
+class _Pread(io.RawIOBase):
+    """A Spool read at its own offset (os.pread): readers in this process and forked workers share
+    the file descriptor, never its position."""
+
+    def __init__(self, fd: int, size: int) -> None:
+        self._fd, self._size, self._pos = fd, size, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        data = os.pread(self._fd, min(len(view), max(0, self._size - self._pos)), self._pos)
+        view[: len(data)] = data
+        self._pos += len(data)
+        return len(data)
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._size}[whence]
+        self._pos = max(0, base + offset)
+        return self._pos
+
+    def tell(self) -> int:
+        return self._pos
+
+
+Data = bytes | Spool  # what an input that is not a file on disk holds
+
+
+def raw_stream(path: Path | None, data: Data | None) -> io.RawIOBase | io.BytesIO:
+    """The undecoded bytes of a file, of bytes in memory or of a Spool, from their start."""
+    if isinstance(data, Spool):
+        return data.stream()
+    return io.BytesIO(data) if data is not None else open(path or "", "rb", buffering=0)
+
+
+def open_bytes(path: Path | None, data: Data | None) -> Readable:
     """The decompressed bytes of a file (or of data piped in), as a stream."""
-    raw: io.RawIOBase | io.BytesIO = io.BytesIO(data) if data is not None else open(path or "", "rb", buffering=0)  # noqa: SIM115
+    raw = raw_stream(path, data)
     try:
-        head = raw.read(MAGIC_BYTES)
+        head = raw.read(MAGIC_BYTES) or b""
         raw.seek(0)
     except OSError:
         raw.close()
@@ -308,7 +381,7 @@ class Head:
     compressed: bool
 
 
-def read_head(path: Path | None, data: bytes | None, size: int) -> Head:
+def read_head(path: Path | None, data: Data | None, size: int) -> Head:
     """The first `size` decompressed bytes of a file or of data piped in."""
     with contextlib.closing(open_bytes(path, data)) as stream:
         buf = bytearray(size)
