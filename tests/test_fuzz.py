@@ -111,6 +111,7 @@ FOUND = {
             ),
         )
     ),
+    "year-26-beside-2026": corpus.mutated_case(1, 7604),  # the margin of a frame from year 26 left the calendar
     "utf16-log": Case((("rank_1.log", "step 1\nValueError: bad\n".encode("utf-16")),)),
     "truncated-xz": Case((("rank_1.log.xz", corpus.compress(b"step 1\n" * 100, corpus.random.Random(4))[1][:40]),)),
 }

@@ -171,10 +171,18 @@ def _frame(d: Diagnosis, lanes: Sequence[_Lane], guides: int) -> _Frame | None:
     focus = min((utc(m.at) for m in marks if m.shape != "circle"), default=None)
     low = start
     if focus is not None and end > focus and end - focus < (end - start) * 0.08:
-        low = focus - (end - focus) * 1.5
+        low = _shifted(focus, -(end - focus) * 1.5)
     pad = max(end - low, timedelta(seconds=1)) * 0.03
     lane = min(MAX_LANE, max(MIN_LANE, PLOT_HEIGHT / max(1, len(lanes))))
-    return _Frame(low - pad, end + pad, start, 8 + 17 * guides, lane, len(lanes))
+    return _Frame(_shifted(low, -pad), _shifted(end, pad), start, 8 + 17 * guides, lane, len(lanes))
+
+
+def _shifted(t: datetime, by: timedelta) -> datetime:
+    """`t + by`, held inside the calendar (a log's year 1 or 9999 is a date, its margin may not be)."""
+    try:
+        return t + by
+    except OverflowError:
+        return (datetime.min if by < timedelta(0) else datetime.max).replace(tzinfo=t.tzinfo)
 
 
 def swimlanes(d: Diagnosis, lanes: Sequence[_Lane], title: str = "", desc: str = "") -> str | None:
