@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import importlib.util
 import json
 from datetime import UTC
 from pathlib import Path
@@ -186,11 +187,20 @@ def test_tricky_inputs_give_the_hits_of_every_line(name: str, engine: str, tmp_p
     check_against_every_line(path, engine)
 
 
+INFLATERS = ["zlib", *(["isal"] if importlib.util.find_spec("isal") else [])]
+
+
+@pytest.mark.parametrize("inflater", INFLATERS)
 @pytest.mark.parametrize("engine", ENGINES)
-def test_gzip_and_truncated_gzip(engine: str, tmp_path: Path) -> None:
+def test_gzip_and_truncated_gzip(engine: str, inflater: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RANKAUTOPSY_GZIP", inflater)
+    assert read.inflater().__name__.startswith(inflater)
     data = _log([*_steps(3000), *TRACEBACK])
     (tmp_path / "rank_0.log.gz").write_bytes(gzip.compress(data))
     check_against_every_line(tmp_path / "rank_0.log.gz", engine)
+    members = tmp_path / "rank_2.log.gz"  # logrotate's appended members, and gzip(1)'s trailing zeros
+    members.write_bytes(gzip.compress(data[:50_000]) + gzip.compress(data[50_000:]) + b"\0" * 16)
+    assert scanned(members, engine)[1] == scanned(tmp_path / "rank_0.log.gz", engine)[1]
     damaged = tmp_path / "rank_1.log.gz"
     damaged.write_bytes(gzip.compress(data)[:3000])
     source = _source(damaged)
