@@ -9,7 +9,6 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta, tzinfo
-from typing import Any
 
 from rankautopsy.diagnosis.assemble import build_events, classify
 from rankautopsy.diagnosis.report import rank_reports, remediation_for
@@ -41,6 +40,7 @@ from rankautopsy.scan.selection import read_stream
 from rankautopsy.sources.clocks import ClockContext, live_boot_time, live_uptime, local_zone
 from rankautopsy.sources.discover import Source, damaged, discover
 from rankautopsy.sources.lines import Stream, last_signs
+from rankautopsy.sources.prefixes import Taught
 from rankautopsy.sources.read import LONG_LINE, Data, read_head
 from rankautopsy.sources.sanitize import clean
 
@@ -82,7 +82,7 @@ def conclude(collected: Collected, options: Options) -> Diagnosis:
     return _conclude(collected, options, _load(options)[0])
 
 
-_Rules = tuple[list[CompiledRule], tuple[Any, ...]]
+_Rules = tuple[list[CompiledRule], tuple[Taught, ...]]
 
 
 def _load(options: Options) -> _Rules:
@@ -90,7 +90,7 @@ def _load(options: Options) -> _Rules:
 
     loaded = load_rules([Path(p) for p in options.rules], builtin=options.builtin_rules)
     rules = compile_rules(r for r in loaded if Effect.PREFIX not in r.effects)
-    taught = tuple(compile_rule(r).pattern for r in loaded if Effect.PREFIX in r.effects)
+    taught = tuple(Taught(r.id, compile_rule(r).pattern, r.builtin) for r in loaded if Effect.PREFIX in r.effects)
     return rules, taught
 
 
@@ -220,7 +220,7 @@ class _Job:
 
 
 def _scan_all(
-    sources: Sequence[Source], rules: list[CompiledRule], taught: tuple[Any, ...], options: Options, year: int
+    sources: Sequence[Source], rules: list[CompiledRule], taught: tuple[Taught, ...], options: Options, year: int
 ) -> list[Scanned | None]:
     """Each stream read and turned into events, in worker processes when the input is big."""
     jobs = [_job(s, options, year) for s in sources if s.kind is not StreamKind.ERROR_JSON]

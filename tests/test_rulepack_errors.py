@@ -29,6 +29,7 @@ BROKEN_PACKS = [
     ("unknown_key.yaml", "7: inhouse.disk-full: unknown key 'remedation' (did you mean 'remediation'?)"),
     ("bad_regex.yaml", "6: inhouse.bad-regex: bad regex: missing ) at position 18"),
     ("catastrophic_regex.yaml", "6: inhouse.slow: pattern too slow (catastrophic backtracking?)"),
+    ("catastrophic_late_char.yaml", "6: inhouse.slow-late: pattern too slow (catastrophic backtracking?)"),
     ("missing_examples.yaml", "2: inhouse.untested: no examples: add at least one match and one no_match"),
     (
         "failing_example.yaml",

@@ -21,6 +21,7 @@ from rankautopsy.rulepacks.loader import load_rules
 from rankautopsy.rulepacks.ruletest import run_examples
 from rankautopsy.rulepacks.sources import ENV_VAR, rule_sources, user_rule_paths
 from rankautopsy.scan import matcher
+from rankautopsy.sources import prefixes
 
 PACKS = Path(__file__).parent / "rulepacks"
 BUILTIN = load_rules()
@@ -323,3 +324,27 @@ def test_a_user_rule_over_its_time_bound_is_skipped_and_named(tmp_path: Path, mo
         f"rule inhouse.dots-then-semicolon exceeded its time bound on {log} and was skipped there"
     ]
     assert not any(event.rule == "inhouse.dots-then-semicolon" for event in result.events)
+
+
+def test_a_taught_prefix_over_its_time_bound_is_passed_over_and_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A prefix pattern runs on every parsed line: its time is bounded per stream, not only per line
+    (2,000 lines at the per-line bound would be 100 s). Past it the tag is not read, and a note says so."""
+    monkeypatch.setattr(prefixes, "TAUGHT_SECONDS", 0.002)
+    pack = tmp_path / "tag.yaml"
+    pack.write_text(
+        "rules:\n  - id: inhouse.task-tag\n    title: t\n    cause: context\n    role: context\n"
+        "    effects: [prefix]\n    pattern: '^<task (?P<rank>[0-9]+)> '\n"
+        "    examples: {match: [{line: '<task 3> x', facts: {rank: '3'}}], no_match: ['x']}\n"
+    )
+    log = tmp_path / "logs" / "console.log"
+    log.parent.mkdir()
+    line = "<task 3> 2026-11-29 07:00:01,000 RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    log.write_text(line * 20_000)
+    result = diagnose(Options(paths=[str(log.parent)], rules=[str(pack)], engine="regex", jobs=1))
+    assert [n for n in result.verdict.notes if "inhouse.task-tag" in n] == [
+        f"rule inhouse.task-tag exceeded its time bound on {log} and was skipped there"
+    ]
+    ranks = [e.rank for e in result.events if e.rule != "progress.step"]
+    assert ranks[0] == 3 and ranks[-1] is None  # read while its time lasted, then passed over

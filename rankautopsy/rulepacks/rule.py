@@ -4,6 +4,7 @@ pattern captures, the pattern against catastrophic backtracking) and its example
 from __future__ import annotations
 
 import difflib
+import itertools
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -262,16 +263,30 @@ def _pattern_ok(fields: Fields, rule: Rule) -> bool:
         fields.problem("pattern", "pattern matches an empty line: it would match every line")
         return False
     examples = [e.line for e in rule.match_examples] + list(rule.no_match_examples)
-    if _too_slow(compiled, _adversarial(rule.pattern, examples)):
+    pumped = () if rule.builtin else _pumped([e.line for e in rule.match_examples])
+    if _too_slow(compiled, itertools.chain(_adversarial(rule.pattern, examples), pumped)):
         fields.problem("pattern", "pattern too slow (catastrophic backtracking?)")
         return False
     return True
 
 
+def _pumped(lines: Sequence[str]) -> Iterator[str]:
+    """A matching example with one of its characters repeated and the match then broken: the line that
+    `ValueError: (x|xx)+y` backtracks on is `ValueError: xxxx...!`, which no single repeated character
+    reaches (a user's pattern only: the built-in ones are tested)."""
+    for line in lines:
+        seen: set[str] = set()
+        for i, char in enumerate(line[:200]):
+            if char not in seen:
+                seen.add(char)
+                yield line[:i] + char * 5000 + "!"
+
+
 def _adversarial(pattern: str, examples: Sequence[str]) -> Iterator[str]:
-    """Long near-miss lines: one character repeated (the pattern's own, too), the examples repeated."""
+    """Long near-miss lines: one character repeated (each of the pattern's own: in `ValueError: (x|xx)+y`
+    the slow one is the 12th), the examples repeated."""
     chars = dict.fromkeys("a1 " + "".join(c for c in pattern if c.isalnum()))
-    for char in list(chars)[:16]:
+    for char in chars:
         yield char * 5000 + "!"
     for line in examples:
         yield " ".join([line] * (5000 // (len(line) + 1) + 1)) + "!"

@@ -28,6 +28,7 @@ from rankautopsy import cache
 from rankautopsy.model import StreamKind
 from rankautopsy.scan.literals import TWINS
 from rankautopsy.scan.matcher import Budget, CompiledRule
+from rankautopsy.sources.prefixes import Taught
 
 
 def _import_hyperscan() -> Any:
@@ -58,7 +59,7 @@ class Engine:
 
     def __init__(self, rules: Sequence[CompiledRule]) -> None:
         self.rules = list(rules)
-        self.taught: tuple[Any, ...] = ()  # the patterns of `prefix` rules, stripped from every line
+        self.taught: tuple[Taught, ...] = ()  # the patterns of `prefix` rules, stripped from every line
 
     def find(self, data: Data, kind: StreamKind, budget: Budget, *, sampled: bool = False) -> list[Match]:
         """Every match of the kind's rules (the sampled progress rules, or all others) in `data`."""

@@ -91,13 +91,13 @@ def read_stream(source: Source, ctx: ClockContext, engine: Engine) -> StreamRead
         selection = _Selection(source, ctx, engine, sample(first, end), (first.first_line, end))
         if source.size <= WHOLE_BYTES and selection.parser.sequential:
             stream, hits = _read_whole(selection, [bytes(first.buf[first.start : first.end])], chunks)
-            return StreamRead(stream, hits, selection.budget.timed_out, reader.problem, reader.clipped)
+            return StreamRead(stream, hits, selection.timed_out(), reader.problem, reader.clipped)
         for chunk in itertools.chain([first], chunks):
             selection.read(chunk)
             if chunk.last:
                 selection.tail(chunk)
         stream, hits = selection.result(source)
-        return StreamRead(stream, hits, selection.budget.timed_out, reader.problem, reader.clipped)
+        return StreamRead(stream, hits, selection.timed_out(), reader.problem, reader.clipped)
 
 
 def _read_whole(selection: _Selection, parts: list[bytes], chunks: Iterable[Chunk]) -> tuple[Stream, list[Hit]]:
@@ -195,6 +195,10 @@ class _Selection:
         self.prefixes = ChannelCache(self.parser)
         self.kind = self.source.kind
         self.rules = {r.index: r for r in self.engine.rules}
+
+    def timed_out(self) -> list[str]:
+        """User rules dropped on this stream for running out of time (their patterns or prefixes)."""
+        return [*self.budget.timed_out, *(r for r in self.parser.spent() if r not in self.budget.timed_out)]
 
     # ---- per chunk ----
 

@@ -12,12 +12,11 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
 
 from rankautopsy.model import StreamKind, TimeSpan
 from rankautopsy.sources.clocks import ClockContext, find_time, parse_kernel_line, wall_from_monotonic
 from rankautopsy.sources.discover import Source
-from rankautopsy.sources.prefixes import NO_PREFIX, Profile, sniff_profile, strip_prefixes
+from rankautopsy.sources.prefixes import NO_PREFIX, Profile, Taught, sniff_profile, strip_prefixes
 from rankautopsy.sources.ranks import content_rank, content_rank_shapes
 from rankautopsy.sources.read import segments, split_lines
 from rankautopsy.sources.sanitize import clean
@@ -79,13 +78,18 @@ WRAP_SNIFF = 400  # head lines looked at for a terminal's hard wrap
 class LineParser:
     """Parses the physical lines of one source exactly as if the whole stream were read."""
 
-    def __init__(self, source: Source, ctx: ClockContext, sample: list[str], taught: tuple[Any, ...] = ()) -> None:
+    def __init__(self, source: Source, ctx: ClockContext, sample: list[str], taught: tuple[Taught, ...] = ()) -> None:
         self.kernel = source.kind is StreamKind.KERNEL
         self._where = source.where
         self._ctx = ctx
         self._sample = sample
+        taught = tuple(t.fresh() for t in taught)  # each stream its own time
         self._profile = replace(sniff_profile(sample), taught=taught) if not self.kernel else Profile()
         self._shapes: frozenset[str] | None = None
+
+    def spent(self) -> list[str]:
+        """The rules whose taught prefixes ran out of time on this stream."""
+        return [t.rule_id for t in self._profile.taught if t.spent]
 
     @property
     def sequential(self) -> bool:
@@ -254,7 +258,7 @@ def _earliest(stream: Stream, i: int) -> datetime:
     return time.earliest
 
 
-def parse_text(source: Source, text: str, ctx: ClockContext, taught: tuple[Any, ...] = ()) -> Stream:
+def parse_text(source: Source, text: str, ctx: ClockContext, taught: tuple[Taught, ...] = ()) -> Stream:
     """Every line of a text (small inputs and tests: no selection)."""
     raw = list(split_lines(text))
     parser = LineParser(source, ctx, [line for _, line in raw[:SNIFF_LINES]], taught)

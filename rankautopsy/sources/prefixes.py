@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import time
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -59,6 +60,41 @@ class Prefix:
 NO_PREFIX = Prefix()
 
 
+TAUGHT_SECONDS = 2.0  # what a user's prefix pattern may spend on one stream (as a rule: matcher's timeout)
+TAUGHT_LINE = 0.05  # ... and on one line
+
+
+@dataclass(slots=True, eq=False)
+class Taught:
+    """A prefix pattern taught by a rule (a user's launcher), with the time it has left on this stream:
+    a pattern that backtracks on every line runs out and is passed over, as a slow rule is dropped."""
+
+    rule_id: str
+    pattern: Any
+    builtin: bool = False
+    left: float = TAUGHT_SECONDS
+
+    def fresh(self) -> Taught:
+        return Taught(self.rule_id, self.pattern, self.builtin, TAUGHT_SECONDS)
+
+    @property
+    def spent(self) -> bool:
+        return self.left <= 0
+
+    def match(self, line: str) -> Any:
+        if self.builtin:
+            return self.pattern.match(line)
+        if self.left <= 0:
+            return None
+        began = time.perf_counter()
+        try:
+            return self.pattern.match(line, timeout=min(TAUGHT_LINE, self.left))
+        except TimeoutError:
+            return None
+        finally:
+            self.left -= time.perf_counter() - began
+
+
 @dataclass(frozen=True, slots=True)
 class Profile:
     """The optional, ambiguous layers a stream carries on most lines (sniffed from its head)."""
@@ -67,7 +103,7 @@ class Profile:
     pdsh: bool = False
     numbered: bool = False
     template: bool = False  # `[${rank}]:` on most lines
-    taught: tuple[Any, ...] = ()  # compiled patterns of rules with the `prefix` effect (a user's launcher)
+    taught: tuple[Taught, ...] = ()  # patterns of rules with the `prefix` effect (a user's launcher)
 
 
 PLAIN = Profile()
@@ -126,14 +162,11 @@ def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str,
     return line[pos:], Prefix(rank, local_rank, task, host, pid, stamp)
 
 
-def _taught(line: str, patterns: tuple[Any, ...]) -> tuple[int, int | None, int | None, str | None] | None:
+def _taught(line: str, patterns: tuple[Taught, ...]) -> tuple[int, int | None, int | None, str | None] | None:
     """The first taught prefix at the start of the line: where it ends, and the rank, local rank and host
     it names (a pattern that runs out of time on a line is passed over there)."""
     for pattern in patterns:
-        try:
-            m = pattern.match(line, timeout=0.05)
-        except TimeoutError:
-            continue
+        m = pattern.match(line)
         if m is None or m.end() == 0:
             continue
         facts = m.groupdict()
