@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import io
 import re
 from pathlib import Path, PurePath
 
@@ -15,7 +16,7 @@ from rankautopsy.model import StreamKind
 from rankautopsy.sources.discover import classify, discover
 from rankautopsy.sources.prefixes import Prefix, Profile, is_srun_labelled, sniff_profile, strip_prefixes
 from rankautopsy.sources.ranks import PathRank, content_rank, content_rank_shapes, rank_from_path
-from rankautopsy.sources.read import PIECES, decode, looks_binary, pieces, segments, split_lines
+from rankautopsy.sources.read import PIECES, decode, looks_binary, pieces, segments, split_lines, spool
 from rankautopsy.sources.sanitize import clean
 
 
@@ -238,3 +239,20 @@ def test_a_redrawn_line_keeps_the_ends_of_its_runs(parts: list[str]) -> None:
     assert set(want) <= set(kept)  # every piece that differs from a neighbour in more than numbers is kept
     it = iter(every)
     assert all(piece in it for piece in kept)  # in order, nothing invented
+
+
+def test_a_spool_is_read_by_each_reader_at_its_own_offset() -> None:
+    """Piped bytes spooled once; readers (the head sniff, the scan, forked workers) never share a position."""
+    data = b"".join(b"line %d\n" % i for i in range(100_000))
+    held = spool(io.BytesIO(data[1000:]), 10**9, head=data[:1000])
+    assert held.size == len(data)
+    a, b = held.stream(), held.stream()
+    got_a, got_b = [], []
+    while True:
+        x, y = a.read(7777), b.read(3333)  # interleaved
+        got_a.append(x or b"")
+        got_b.append(y or b"")
+        if not x and not y:
+            break
+    assert b"".join(got_a) == data and b"".join(got_b) == data
+    assert spool(io.BytesIO(data), 1000).size == 1000  # the limit holds
