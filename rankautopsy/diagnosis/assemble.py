@@ -207,14 +207,23 @@ def build_events(
     budget = budget or Budget()  # a user rule's time on this stream, assembly and classification included
     events: list[Event] = []
     absorbed: set[int] = set()
-    ends: dict[int, int | None] = {}
-    stamps = Stamps.of(stream)
+    known = _Known(Stamps.of(stream))
     for hit in sorted(hits, key=lambda h: (h.rule.rule.assemble is None, h.index)):
         if hit.index in absorbed and hit.rule.rule.assemble is None:
             continue
-        events.append(_event(stream, hit, rules, absorbed, budget, (ends, stamps)))
+        events.append(_event(stream, hit, rules, absorbed, budget, known))
     events.sort(key=lambda e: e.where.line)
     return _thinned(events)
+
+
+@dataclass(slots=True)
+class _Known:
+    """What building one stream's events has learnt: where tracebacks end, its timestamped lines, and
+    the classification of each final text seen (reused: events repeat)."""
+
+    stamps: Stamps
+    ends: dict[int, int | None] = field(default_factory=dict)
+    classified: dict[tuple[str, str, Cause, Role], tuple[Cause, Role, Hit | None]] = field(default_factory=dict)
 
 
 REPEATS = 3  # as the scan keeps repeated hits: the first this many, the latest, and a count
@@ -265,9 +274,8 @@ def _event(
     rules: Sequence[CompiledRule],
     absorbed: set[int],
     budget: Budget,
-    memo: tuple[dict[int, int | None], Stamps],  # where tracebacks end, and the timestamped lines
+    known: _Known,
 ) -> Event:
-    ends, stamps = memo
     rule = hit.rule.rule
     facts = _checked(hit.facts)
     cause, role, extra, effects = rule.cause, rule.role, [], rule.effects
@@ -285,7 +293,7 @@ def _event(
             effects = effects | by.rule.rule.effects
     elif rule.assemble is not None and rule.assemble is not Assembly.RECORD:
         assembled = (
-            assemble_traceback(stream, hit.index, ends)
+            assemble_traceback(stream, hit.index, known.ends)
             if rule.assemble is Assembly.TRACEBACK
             else _ASSEMBLERS[rule.assemble](stream, hit.index)
         )
@@ -293,7 +301,7 @@ def _event(
         extra = assembled.lines
         absorbed.update(assembled.lines)
         absorbed.add(hit.index)
-        cause, role, by = _classify(stream, assembled.classify, rules, rule.id, cause, role, budget)
+        cause, role, by = _classify(stream, assembled.classify, rules, rule.id, cause, role, budget, known)
         if rule.assemble is Assembly.TRACEBACK and "exc_type" not in assembled.facts and by is None:
             cause, role = Cause.CONTEXT, Role.CONTEXT  # cut off before its `Type: message`: says nothing of why
         if by is not None:  # the classifying line's facts and effects are the event's too
@@ -301,7 +309,7 @@ def _event(
             effects = effects | by.rule.rule.effects
         if "table_traceback" in facts:
             _recorded_exception(facts, stream.kind, rules, budget)
-    time, open_ended = line_time(stream, hit.index, stamps)
+    time, open_ended = line_time(stream, hit.index, known.stamps)
     if open_ended:
         facts["time_open"] = "1"  # nothing later in this channel bounds it: the timeline closes it
     rank, rank_from = stream.ranks[hit.index], stream.rank_from[hit.index]
@@ -359,8 +367,12 @@ def _classify(
     cause: Cause,
     role: Role,
     budget: Budget,
+    known: _Known,
 ) -> tuple[Cause, Role, Hit | None]:
-    return classify("\n".join(stream.texts[j] for j in lines), stream.kind, rules, own, cause, role, budget)
+    key = ("\n".join(stream.texts[j] for j in lines), own, cause, role)
+    if key not in known.classified:  # a caught traceback logged every few hundred lines: classified once
+        known.classified[key] = classify(key[0], stream.kind, rules, own, cause, role, budget)
+    return known.classified[key]
 
 
 def classify(
