@@ -38,8 +38,7 @@ class CompiledRule:
     @property
     def pattern(self) -> regex.Pattern[str]:
         """The rule's own regex, compiled on first use: most rules never see a candidate line."""
-        flags = regex.MULTILINE | regex.V0 | (regex.IGNORECASE if self.rule.ignorecase else 0)
-        return _regex(self.rule.pattern, flags)
+        return _regex(self.rule.pattern, _FLAGS[self.rule.ignorecase])
 
     def applies_to(self, kind: StreamKind) -> bool:
         return not self.rule.streams or kind in self.rule.streams
@@ -51,6 +50,9 @@ class CompiledRule:
             return True
         hay = lowered if found.folded else raw
         return any(needle in hay for needle in found.needles)
+
+
+_FLAGS = {False: int(regex.MULTILINE | regex.V0), True: int(regex.MULTILINE | regex.V0 | regex.IGNORECASE)}
 
 
 @functools.cache
