@@ -202,10 +202,18 @@ def unwrap(raw: list[tuple[int, str]], profile: Profile) -> list[tuple[int, str]
             known[i] = _continues(raw[i][1], profile)
         return known[i]
 
-    counts = Counter(len(raw[i][1]) for i in range(len(raw) - 1) if long[i] and goes_on(i + 1))
+    lengths = [len(line) for _, line in raw]
+    longs = [i for i in range(len(raw) - 1) if long[i]]
+    often = {n for n, k in Counter(lengths[i] for i in longs).items() if k >= 5}  # a wrap's width is
+    counts = Counter(lengths[i] for i in longs if lengths[i] in often and goes_on(i + 1))  # among these
     width, hits = counts.most_common(1)[0] if counts else (0, 0)
-    if hits < 5 or hits < 0.3 * sum(counts.values()):
-        return raw  # most logs: only the lines after long ones were looked at
+    if hits < 5:
+        return raw  # most logs: only the lines after long ones of a repeated length were looked at
+    rest = [i for i in longs if lengths[i] not in often]
+    if hits < 0.3 * (sum(counts.values()) + len(rest)) and hits < 0.3 * (
+        sum(counts.values()) + sum(goes_on(i + 1) for i in rest)
+    ):
+        return raw
     shorter = [goes_on(i + 1) for i in range(len(raw) - 1) if len(raw[i][1]) < width and not goes_on(i)]
     if len(shorter) >= 5 and sum(shorter) > 0.5 * len(shorter):
         return raw  # shorter records are as often followed by such a line: the log's shape, not a wrap
