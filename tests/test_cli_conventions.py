@@ -7,6 +7,7 @@ from __future__ import annotations
 import bz2
 import importlib.metadata
 import importlib.util
+import io
 import json
 import lzma
 import os
@@ -322,6 +323,24 @@ def test_stdin_is_spooled_not_held_in_memory() -> None:
     assert peak_kib < 200 * 1024, f"peak {peak_kib} KiB"
     assert proc.returncode == 1
     assert json.loads(proc.stdout)["verdict"]["first_death"]["rank"] == 2
+
+
+def test_stdin_that_cannot_be_spooled_is_one_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full $TMPDIR: one line and status 2, not an internal error."""
+    from rankautopsy.sources import read
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(read.tempfile, "TemporaryFile", full)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"step 1\n")))
+    monkeypatch.setattr(sys, "argv", ["rankautopsy", "diagnose", "-"])
+    with pytest.raises(SystemExit) as stopped:
+        main()
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err == "rankautopsy: error: -: cannot read standard input: No space left on device\n"
 
 
 def test_stdin_from_a_pipe_gets_no_hint() -> None:

@@ -28,7 +28,7 @@ from rankautopsy.cli.explain import explain_command
 from rankautopsy.cli.rules import rules_app
 from rankautopsy.cli.scan import scan_command
 from rankautopsy.cli.watch import watch_command
-from rankautopsy.errors import RankautopsyError, UsageError
+from rankautopsy.errors import InputError, RankautopsyError, UsageError
 from rankautopsy.render import Format
 
 if TYPE_CHECKING:
@@ -249,7 +249,10 @@ def _read_stdin(args: list[str], quiet: bool) -> Spool | None:
     if sys.stdin.isatty() and not quiet:
         sys.stderr.write(f"{PROG}: reading from stdin (Ctrl-D to end)...\n")
         sys.stderr.flush()
-    return spool(sys.stdin.buffer, MAX_INPUT)  # on disk as it comes: a pipe of gigabytes is not held in memory
+    try:
+        return spool(sys.stdin.buffer, MAX_INPUT)  # on disk as it comes: a pipe of gigabytes is not held in memory
+    except OSError as exc:  # a full or unwritable $TMPDIR, a closed stdin
+        raise InputError(f"cannot read standard input: {exc.strerror or exc}", path="-") from None
 
 
 class _Display:

@@ -112,7 +112,10 @@ def _skip(skipped: list[SkippedInput], display: str, reason: str) -> None:
 def _collect(arg: str, kind: StreamKind | None, out: list[Source], walk: _Walk, stdin: Data | None) -> None:
     skipped = walk.skipped
     if arg == STDIN:
-        data = stdin if stdin is not None else spool(sys.stdin.buffer, MAX_INPUT)
+        try:
+            data = stdin if stdin is not None else spool(sys.stdin.buffer, MAX_INPUT)
+        except OSError as exc:
+            raise InputError(f"cannot read standard input: {_reason(exc)}", path=arg) from None
         size = data.size if isinstance(data, Spool) else len(data)
         _add(_source("<stdin>", None, data, size, kind, PathRank()), out, skipped)
         return
