@@ -315,14 +315,21 @@ EVIL_PACK = """rules:
 """
 
 
-def test_a_catastrophic_user_pattern_cannot_hang_assembly_or_classification(tmp_path: Path) -> None:
+def test_a_catastrophic_user_pattern_cannot_hang_assembly_or_classification(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import signal
 
+    from rankautopsy.errors import RulePackError
+    from rankautopsy.rulepacks import rule as rule_module
     from rankautopsy.rulepacks.loader import load_rules
 
     pack = tmp_path / "evil.yaml"
     pack.write_text(EVIL_PACK)
-    assert load_rules([pack])  # the load check lets it pass: only the run can bound it
+    with pytest.raises(RulePackError, match="pattern too slow"):
+        load_rules([pack])  # the load check pumps its example: `ValueError: xxxx...!`
+    monkeypatch.setattr(rule_module, "_too_slow", lambda *_: False)  # one that the check misses
+    assert load_rules([pack])  # only the run can bound it
     near_miss = "ValueError: " + "x" * 40 + " (why)"  # 2**40 paths for (x|xx)+ before a y that is not next
     logs = tmp_path / "logs"
     logs.mkdir()
