@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from rankautopsy.model import Assembly, Cause, Effect, Event, Evidence, Location, Role, StreamKind, TimeSpan
 from rankautopsy.numbers import read_int
 from rankautopsy.scan.matcher import Budget, CompiledRule, Hit, facts_of, match_line
+from rankautopsy.scan.selection import REPEATS  # thinned as the scan thins hits
 from rankautopsy.sources.lines import Stream
 
 _WINDOW = 2000  # lines of one channel an assembly may look through
@@ -176,8 +177,7 @@ def assemble_continued(stream: Stream, start: int, compiled: CompiledRule, budge
     rule's own pattern, re-run on the line joined to the next non-blank line of its channel, fills the
     facts that the second line carries."""
     result = Assembled(start)
-    following = [j for j in itertools.islice(_channel_lines(stream, start), _CONTINUE_LOOK)]
-    following = [j for j in following if stream.texts[j].strip()]
+    following = [j for j in itertools.islice(_channel_lines(stream, start), _CONTINUE_LOOK) if stream.texts[j].strip()]
     if not following:
         return result
     j = following[0]
@@ -226,9 +226,6 @@ class _Known:
     classified: dict[tuple[str, str, Cause, Role], tuple[Cause, Role, Hit | None]] = field(default_factory=dict)
 
 
-REPEATS = 3  # as the scan keeps repeated hits: the first this many, the latest, and a count
-
-
 def _thinned(events: list[Event]) -> list[Event]:
     """Of events alike in all but their line and time (a caught traceback logged every few hundred
     lines, 20,000 cut-off headers), the first REPEATS and the latest; the first counts them all."""
@@ -246,10 +243,8 @@ def _thinned(events: list[Event]) -> list[Event]:
         seen[group[0]] = seen.get(group[0], 0) + 1
     out = list(events)
     for first, count in seen.items():
-        counted = max(
-            count, read_int(out[first].facts.get("repeats"), max_len=15) or 0
-        )  # the scan may have counted more
-        if count > REPEATS + 1:
+        if count > REPEATS + 1:  # the scan may have counted more already
+            counted = max(count, read_int(out[first].facts.get("repeats"), max_len=15) or 0)
             out[first] = dataclasses.replace(out[first], facts={**out[first].facts, "repeats": str(counted)})
     return [e for e, kept in zip(out, keep, strict=True) if kept]
 
