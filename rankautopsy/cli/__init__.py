@@ -89,9 +89,6 @@ def _root(
 class _Argument(TyperArgument):
     """An argument shown by its metavariable alone (`PATH...`, `[PACK...]`), not by its Python type."""
 
-    def display_type_rich(self, ctx: typer.Context) -> str | None:  # type: ignore[override]
-        return None
-
     def get_usage_pieces(self, ctx: typer.Context) -> list[str]:  # type: ignore[override]
         name = self.metavar or str(self.name).upper()
         return [name if self.required or name.startswith("[") else f"[{name}]"]
@@ -466,11 +463,12 @@ def _command_path(exc: Exception) -> str:
 
 
 _CHOICE = re.compile(r"(?:Value error, )?(.+?) is not one of (.+?)\.?")
-_NOT_A = {"valid integer": "a whole number", "valid number": "a number"}
+_NOT_A = re.compile(r"(.+?) is not a valid (int|integer|float|number)\.?")
+_NOUNS = {"int": "a whole number", "integer": "a whole number", "float": "a number", "number": "a number"}
 
 
 def usage_message(exc: typer.TyperException) -> str:
-    """A usage error in the tool's own words: neither click's nor pydantic's phrasing reaches a user."""
+    """A usage error in the tool's own words: click's phrasing never reaches a user."""
     kind = type(exc).__name__
     param = getattr(exc, "param", None)
     name = _param_name(param) if param is not None else None
@@ -497,10 +495,8 @@ def _param_name(param: object) -> str:
 def _bad_value(exc: typer.TyperException) -> str:
     if m := _CHOICE.fullmatch(exc.message):
         return f"unknown value {m[1]}; choose from {m[2].replace(chr(39), '')}"
-    errors = getattr(exc.__cause__, "errors", None)
-    for needle, noun in _NOT_A.items():
-        if needle in exc.message and callable(errors):
-            return f"{errors()[0].get('input')!r} is not {noun}"
+    if m := _NOT_A.fullmatch(exc.message):
+        return f"{m[1]} is not {_NOUNS[m[2]]}"
     return _sentence(exc.message)
 
 
