@@ -299,6 +299,7 @@ def _event(
         cause, role, by = _classify(stream, assembled.classify, rules, rule.id, cause, role, budget, known)
         if rule.assemble is Assembly.TRACEBACK and "exc_type" not in assembled.facts and by is None:
             cause, role = Cause.CONTEXT, Role.CONTEXT  # cut off before its `Type: message`: says nothing of why
+            facts["cut_off"] = "1"  # but something raised: the verdict counts it as a sign of failure
         if by is not None:  # the classifying line's facts and effects are the event's too
             facts = {**_checked(by.facts), **facts, "classified_by": by.rule.rule.id}
             effects = effects | by.rule.rule.effects

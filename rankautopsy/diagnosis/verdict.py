@@ -117,10 +117,16 @@ def decide(tl: Timeline, skew: timedelta) -> Findings:
 
 
 def failure_seen(tl: Timeline) -> bool:
-    """Any sign that the job did not end well: a cause or symptom line, an abnormal exit, a job's end."""
+    """Any sign that the job did not end well: a cause or symptom line, an abnormal exit, a job's end.
+    An exit report tied to no rank counts unless it gives status 0: the exit rules match reports of a
+    process that ended (a Ray worker "died ... Worker exit type: SYSTEM_ERROR") whether or not they say how."""
     for e in tl.events:
         if e.role in (Role.CAUSE, Role.SYMPTOM) or Effect.JOB_END in e.effects or Effect.TEARDOWN in e.effects:
             return True
+    if _cut_off(tl):
+        return True
+    if any(exit_code(tl.events[i].facts) != 0 for i in tl.loose_exits):
+        return True
     return any(r.exit is not None and r.exit.code not in (0, None) for r in tl.ranks.values())
 
 
@@ -159,11 +165,24 @@ def _settle_without_culprit(tl: Timeline, f: Findings) -> None:
     elif causes:
         f.cap(Confidence.LOW, "several causes were seen, none tied to a rank")
         f.reasoning.append("causes seen without a rank: " + ", ".join(sorted(c.value for c in causes)))
+    elif cut := _cut_off(tl):
+        e = cut[0]
+        who = f"rank {e.rank}" if e.rank is not None else "a process"
+        f.reasoning.append(
+            f"{who} printed a traceback at {e.where.source}:{e.where.line} that is cut off before its "
+            "`Type: message` line: something raised, but the lines do not say what"
+        )
+        f.fetch_next.append(f"the rest of {who}'s output after {e.where.source}:{e.where.line} (the traceback's end)")
     else:
         f.reasoning.append(
             "the job failed (symptoms, abnormal exits or a launcher ending it), but no rank left a cause"
         )
     _what_to_fetch(tl, f)
+
+
+def _cut_off(tl: Timeline) -> list[Event]:
+    """Tracebacks cut off before their exception line (the log ends inside them): a sign of failure, no cause."""
+    return [e for e in tl.events if e.facts.get("cut_off") == "1"]
 
 
 def _what_to_fetch(tl: Timeline, f: Findings) -> None:
