@@ -195,6 +195,12 @@ def test_a_traceback_cut_off_before_its_exception_line_is_no_cause(tmp_path: Pat
     )
     d = run(tmp_path, {"console.log": "[rank3]: step 1\n[rank2]: step 1\n" + cut})
     assert d.verdict.first_death is None or d.verdict.first_death.cause is not Cause.PYTHON_EXCEPTION
+    # no cause, but no "no failure" either: something raised, and the report asks for the traceback's end
+    assert d.verdict.outcome is Outcome.UNDETERMINED
+    assert any(
+        "rank 3 printed a traceback at " in r and "console.log:3 that is cut off" in r for r in d.verdict.reasoning
+    )
+    assert any(step.startswith("the rest of rank 3's output") for step in d.verdict.fetch_next)
     whole = cut + "[rank3]: ValueError: bad sample\n"
     first = run(tmp_path / "whole", {"console.log": "[rank3]: step 1\n[rank2]: step 1\n" + whole}).verdict.first_death
     assert first is not None and (first.rank, first.cause) == (3, Cause.PYTHON_EXCEPTION)
@@ -232,3 +238,24 @@ def test_an_exit_report_tied_to_no_rank_still_says_how_a_process_died(tmp_path: 
     first = d.verdict.first_death
     assert d.verdict.outcome is Outcome.UNDETERMINED
     assert first is not None and (first.rank, first.cause) == (None, Cause.KILLED)
+
+
+@pytest.mark.parametrize(
+    ("exit_type", "outcome"),
+    [("SYSTEM_ERROR", Outcome.UNDETERMINED), ("INTENDED_USER_EXIT", Outcome.NO_FAILURE)],
+)
+def test_a_dead_ray_actor_tied_to_no_rank_is_a_failure_but_an_intended_exit_is_not(
+    tmp_path: Path, exit_type: str, outcome: Outcome
+) -> None:
+    """The driver's ActorDiedError and the actor's death cause; no line maps pid 43514 to a rank."""
+    console = (
+        step_lines(0, 3)
+        + step_lines(1, 3)
+        + "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.\n"
+        + "\tclass_name: RayTrainWorker\n\tpid: 43514\n\tip: 127.0.0.1\n"
+        + f"The actor is dead because its worker process has died. Worker exit type: {exit_type} Worker exit "
+        + "detail: Worker unexpectedly exits with a connection error code 2. End of file.\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert d.verdict.outcome is outcome
+    assert d.verdict.first_death is None
