@@ -330,6 +330,29 @@ def test_timeline_is_bounded_and_says_how_many_more() -> None:
     assert len(section(render(d, 80, verbose=True), "Timeline")) > 30
 
 
+def _repeated_oom(tmp_path: Path, times: int) -> Diagnosis:
+    """Rank 1 prints NCCL's `Cuda failure 'out of memory'` over and over (two packs read it as a CUDA OOM)."""
+    steps = "".join(f"2026-11-29 07:00:0{s},000 INFO [rank 0] step {s}/100\n" for s in range(3))
+    oom = "".join(
+        f"2026-11-29 07:00:10,{i:03d} WARNING [rank 1] NCCL WARN Cuda failure 'out of memory'\n" for i in range(times)
+    )
+    tmp_path.mkdir(exist_ok=True)
+    (tmp_path / "r.log").write_text(steps + oom)
+    return diagnose(Options(paths=[str(tmp_path)]))
+
+
+def test_a_line_repeated_by_the_culprit_is_one_row_that_counts_them_all(tmp_path: Path) -> None:
+    d = _repeated_oom(tmp_path, 500)
+    causes = [e for e in d.events if e.role is Role.CAUSE]
+    assert len({e.where.line for e in causes}) == len(causes)  # one event per line, not one per pack
+    assert causes[0].facts["repeats"] == "500"
+    for width, count in ((140, "(and 499 more like it)"), (80, "(×500)")):
+        rows = [line for line in section(render(d, width), "Timeline") if "CUDA OOM" in line]
+        assert len(rows) == 1 and rows[0].endswith(count), rows
+    few = [line for line in section(render(_repeated_oom(tmp_path / "few", 2), 140), "Timeline") if "OOM" in line]
+    assert len(few) == 1 and few[0].endswith("(and 1 more like it)")
+
+
 def test_elide_keeps_first_death_and_counts_the_rest() -> None:
     items = [f"e{i}" for i in range(32)]
     out = elide(items, [i == 15 for i in range(32)], 6)

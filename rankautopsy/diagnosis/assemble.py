@@ -213,7 +213,23 @@ def build_events(
             continue
         events.append(_event(stream, hit, rules, absorbed, budget, known))
     events.sort(key=lambda e: e.where.line)
-    return _thinned(events)
+    return _thinned(_one_per_line(events))
+
+
+def _one_per_line(events: list[Event]) -> list[Event]:
+    """Two rules that read one line alike (NCCL's `Cuda failure 'out of memory'` is a CUDA OOM to the
+    nccl and the pytorch packs): one event, the first rule's, with the facts and effects of both."""
+    out: list[Event] = []
+    where: dict[tuple[object, ...], int] = {}
+    for e in events:
+        key = (e.where.line, e.cause, e.role, e.rank)
+        if e.role not in (Role.CAUSE, Role.SYMPTOM) or (i := where.get(key)) is None:
+            where.setdefault(key, len(out))
+            out.append(e)
+            continue
+        first = out[i]
+        out[i] = dataclasses.replace(first, facts={**e.facts, **first.facts}, effects=first.effects | e.effects)
+    return out
 
 
 @dataclass(slots=True)

@@ -31,6 +31,7 @@ from rankautopsy.model import (
     Role,
     Verdict,
 )
+from rankautopsy.numbers import read_int
 from rankautopsy.render._labels import (
     CAUSE_LABELS,
     FATE_LABELS,
@@ -332,10 +333,15 @@ class _Report:
         label = CAUSE_LABELS[e.cause][1] if e.role in (Role.CAUSE, Role.SYMPTOM) else rule_title(self.d, e)
         style = "bold red" if culprit else ""
         message = _message(self.d, e)
-        more = f"{' ' if message else ''}(and {len(run) - 1:,} more like it)" if len(run) > 1 else ""
+        alike = _alike(run)
+        more = f"{' ' if message else ''}(and {alike - 1:,} more like it)" if alike > 1 else ""
         room = self.width - (2 + cell_len(at) + 2 + column + 2)
         if message and cell_len(f"{label}: {message}") > room:  # a long title leaves the message half the room
             label = clip(label, max(room // 2, 12))
+        if alike > len(run) and cell_len(f"{label}: {message}{more}") > room:  # repeats the row alone shows
+            more = f" (×{alike:,})"  # (a run over ranks is counted by its rank column)
+            left = room - cell_len(f"{label}: {more}")
+            message = clip(message, left) if left >= 6 else "…"
         self.row(
             ("  ", ""),
             (at, "dim"),
@@ -479,7 +485,9 @@ def _runs(events: Sequence[Event], fd: FirstDeath | None) -> list[list[Event]]:
 def _same_run(a: Event, b: Event, fd: FirstDeath | None) -> bool:
     if a.rule != b.rule or a.cause != b.cause or a.rank is None or b.rank is None:
         return False
-    return not (_is_first_death_event(a, fd) or _is_first_death_event(b, fd))
+    if fd is not None and b.where in {ev.where for ev in fd.evidence}:
+        return False  # the evidence heads its own row; the culprit's repeats of it fold into that row
+    return _is_first_death_event(a, fd) == _is_first_death_event(b, fd)
 
 
 def elide(items: Sequence[T], keep: Sequence[bool], budget: int) -> list[T | Elided]:
@@ -504,3 +512,9 @@ def elide(items: Sequence[T], keep: Sequence[bool], budget: int) -> list[T | Eli
 
 def _role_style(role: Role) -> str:
     return {Role.CAUSE: "red", Role.SYMPTOM: "yellow"}.get(role, "dim")
+
+
+def _alike(run: Sequence[Event]) -> int:
+    """How many lines a run of alike events stands for: the scan keeps a repeated line's first few and
+    its latest, and the first carries how many were seen (`repeats`)."""
+    return max(len(run), *((read_int(e.facts.get("repeats"), max_len=15) or 0) for e in run))
