@@ -236,8 +236,9 @@ def test_ratchet_regressions_and_update() -> None:
     ids = ["a", "b", "other"]
     assert score.regressions(ratchet, [right, wrong], ids) == ["b", "gone"]
     assert score.regressions(ratchet, [right, wrong], ids, whole=False) == ["b"]
-    updated = score.updated_ratchet(ratchet, [right, wrong], ids)
-    assert list(updated) == ["a", "other"]
+    held = _result("h", T("first_death", 1, "segfault"), v1(1, "segfault"), corpus="holdout")
+    updated = score.updated_ratchet(ratchet, [right, wrong, held], [*ids, "h"])
+    assert list(updated) == ["a", "other"]  # a right held-out case stays out: nothing is tuned against it
     assert updated["a"] == {"outcome": "first_death", "rank": 1, "cause": "segfault", "confidence": "high"}
 
 

@@ -447,8 +447,9 @@ def regressions(
 def updated_ratchet(
     ratchet: Mapping[str, Any], results: Iterable[Result], all_ids: Iterable[str]
 ) -> dict[str, dict[str, Any]]:
-    """The ratchet with the scored cases replaced by their current right set; unscored existing cases kept."""
-    results = list(results)
+    """The ratchet with the scored cases replaced by their current right set; unscored existing cases kept.
+    Held-out cases never enter it: a ratchet on them would make them cases to tune against."""
+    results = [r for r in results if r.case.corpus != "holdout"]
     scored = {r.case.id for r in results}
     existing = set(all_ids)
     kept = {cid: entry for cid, entry in ratchet.items() if cid not in scored and cid in existing}
