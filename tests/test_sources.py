@@ -53,6 +53,11 @@ from rankautopsy.sources.sanitize import clean
             Prefix(),
         ),
         ("RuntimeError: boom", "RuntimeError: boom", Prefix()),
+        # accelerate's / transformers' execute_subprocess_async: `print("stderr:", line)` of the child's line
+        ("stderr: [rank1]: Traceback (most recent call last):", "Traceback (most recent call last):", Prefix(rank=1)),
+        ("stderr:   rank      : 1 (local_rank: 1)", "  rank      : 1 (local_rank: 1)", Prefix()),
+        ("stdout: [default0]:step 3", "step 3", Prefix(local_rank=0)),
+        ("stderrs: boom", "stderrs: boom", Prefix()),
     ],
 )
 def test_strip_prefixes(line: str, message: str, prefix: Prefix) -> None:
@@ -183,6 +188,13 @@ def test_sniff_profile_finds_pdsh_labels_and_line_numbers() -> None:
     profile = sniff_profile(numbered)
     assert profile.numbered
     assert strip_prefixes(numbered[1], profile=profile) == ("Traceback", Prefix(rank=1))
+
+
+def test_labels_of_digits_alone_are_srun_task_ids_not_pdsh_hosts() -> None:
+    labelled = ["2: Traceback (most recent call last):", '2:   File "train.py", line 3', "2:     main()", "2: x"]
+    profile = sniff_profile(labelled)
+    assert profile.srun and not profile.pdsh
+    assert strip_prefixes(labelled[0], profile=profile) == ("Traceback (most recent call last):", Prefix(task=2))
 
 
 def test_sniff_profile_ignores_messages_that_look_like_labels() -> None:

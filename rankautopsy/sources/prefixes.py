@@ -21,6 +21,9 @@ _CRI = re.compile(r"(?P<stamp>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z) (?:(?:s
 _MPI = re.compile(
     r"\[(?:[^,\]\[]+,)?(?P<rank>\d{1,9})\](?:\[(?P<host>[^:\]]+):(?P<pid>\d{1,9})\])?<(?:stdout|stderr|stddiag)>: ?"
 )
+# A test harness's tee of its child's streams: `stderr: <line>` (accelerate's and transformers'
+# execute_subprocess_async print `label, line`), taken before the child's own layers.
+_HARNESS = ("stdout: ", "stderr: ")
 # srun --label: ` 3: ` padded task id (P<n> for heterogeneous jobs). Only where the stream is labelled.
 _SRUN = re.compile(r"(?:P\d+ )? *(?P<task>\d{1,9}): ")
 # pdsh (DeepSpeed multi-node): `worker-3: ` host labels. Only where the stream is labelled.
@@ -127,7 +130,9 @@ def strip_prefixes(line: str, *, srun_labels: bool = False, profile: Profile = P
 
 def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str, Prefix]:
     """The built-in layers (kubernetes, collectors, pdsh, srun, mpirun, torchrun, PyTorch), outside in."""
-    if not line or (line[0] not in "[0123456789P " and not profile.pdsh and ": [" not in line[:80]):
+    if not line or (
+        line[0] not in "[0123456789P " and not profile.pdsh and ": [" not in line[:80] and line[:8] not in _HARNESS
+    ):
         return line, NO_PREFIX
     rank = local_rank = task = pid = None
     host = stamp = None
@@ -140,6 +145,8 @@ def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str,
         stamp, pos = m["stamp"], m.end()
     if profile.pdsh and (m := _PDSH.match(line, pos)):
         host, pos = m["host"], m.end()
+    if line[pos : pos + 8] in _HARNESS:
+        pos += 8
     if srun_labels and (m := _SRUN.match(line, pos)):
         task, pos = int(m["task"]), m.end()
     if line[pos : pos + 1] != "[" or not _tagged(line, pos + 1):
@@ -211,7 +218,9 @@ def sniff_profile(sample: list[str]) -> Profile:
         lines = [line[m.end() :] if (m := _NUMBERED.match(line)) else line for line in lines]
     labels = [m["host"] for line in lines if (m := _PDSH.match(line))]
     pdsh = len(labels) >= 0.8 * len(lines) and len(set(labels)) <= max(8, len(lines) // 20)
-    pdsh = pdsh and all(any(c.isdigit() or c == "-" for c in label) for label in set(labels))
+    pdsh = pdsh and all(  # a host name has a digit or `-`; a label of digits alone is srun's task id
+        any(c.isdigit() or c == "-" for c in label) and not label.isdigit() for label in set(labels)
+    )
     if pdsh:
         lines = [line[m.end() :] if (m := _PDSH.match(line)) else line for line in lines]
     template = sum(1 for line in lines if _TEMPLATE.match(line)) >= 0.6 * len(lines)
