@@ -259,3 +259,35 @@ def test_a_dead_ray_actor_tied_to_no_rank_is_a_failure_but_an_intended_exit_is_n
     d = run(tmp_path, {"console.log": console})
     assert d.verdict.outcome is outcome
     assert d.verdict.first_death is None
+
+
+def _rich_traceback(width: int) -> str:
+    """What rich's traceback handler (`rich.traceback.install()`) prints, from rich itself."""
+    import io
+
+    from rich.console import Console
+    from rich.traceback import Traceback
+
+    def load(sample: int) -> None:
+        raise ValueError(f"bad sample {sample} in shard /data/train-0001.tar")
+
+    try:
+        load(7)
+    except ValueError:
+        out = io.StringIO()
+        Console(file=out, width=width, color_system=None).print(Traceback(width=width))
+        return out.getvalue()
+    raise AssertionError("unreachable")
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_rich_tracebacks_are_tracebacks_and_their_box_is_no_hard_wrap(tmp_path: Path, width: int) -> None:
+    box = _rich_traceback(width)
+    assert box.startswith("╭") and "Traceback (most recent call last)" in box.splitlines()[0]
+    files = {"rank_0.log": step_lines(0, 5), "rank_1.log": step_lines(1, 5) + box}
+    d = run(tmp_path, files)
+    first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (1, Cause.PYTHON_EXCEPTION)
+    assert "ValueError: bad sample 7" in first.detail
+    lines = {Path(i.path).name: i.lines for i in d.inputs}
+    assert lines["rank_1.log"] == 5 + box.count("\n")  # every row of the box read as its own line

@@ -26,6 +26,7 @@ _TB_CONTINUE = (
     "The above exception was the direct cause",
     "[Previous line repeated",
 )
+_FRAMES = " \t│╰╭"  # what a frame line starts with: indentation, or the box of rich's traceback handler
 _FH_LINE = re.compile(
     r"^(?:$|\s|Thread 0x|Current thread 0x|Stack \(most recent|Extension modules:|Python runtime state:"
     r"|Current thread's C stack|<no Python frame>|Garbage-collecting)"
@@ -100,7 +101,7 @@ def _exception_line(stream: Stream, start: int, memo: dict[int, int | None]) -> 
         if j >= limit:
             break
         text = texts[j]
-        if not text.strip() or text[0] in " \t":
+        if not text.strip() or text[0] in _FRAMES:
             continue
         if text.startswith(_TB_CONTINUE):
             passed.append(j)

@@ -189,10 +189,15 @@ def _continues(line: str, profile: Profile) -> bool:
     return bool(line) and not _RECORD_START.match(line) and strip_prefixes(line, profile=profile)[1] is NO_PREFIX
 
 
+# A row of a box or table (rich's traceback panel, a tabulate grid) is as wide as its neighbours and
+# ends at its border: it is whole, not cut by a terminal's wrap.
+_BORDER = frozenset("│┃║╮╯╗╝┐┘|+")
+
+
 def unwrap(raw: list[tuple[int, str]], profile: Profile) -> list[tuple[int, str]]:
     """Undo a terminal's hard wrap: when several lines of exactly the same length W are each followed
     by a line that does not start a record, a line of length W continues on the next line."""
-    long = [len(line) >= 60 for _, line in raw]
+    long = [len(line) >= 60 and line[-1] not in _BORDER for _, line in raw]
     if sum(long) < 5:
         return raw
     known: dict[int, bool] = {}
@@ -224,7 +229,7 @@ def unwrap(raw: list[tuple[int, str]], profile: Profile) -> list[tuple[int, str]
             out[-1] = (out[-1][0], out[-1][1] + line)
         else:
             out.append((number, line))
-        joining = len(line) == width
+        joining = len(line) == width and line[-1] not in _BORDER
     return out
 
 
