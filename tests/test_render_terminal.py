@@ -349,6 +349,7 @@ def test_a_line_repeated_by_the_culprit_is_one_row_that_counts_them_all(tmp_path
     for width, count in ((140, "(and 499 more like it)"), (80, "(×500)")):
         rows = [line for line in section(render(d, width), "Timeline") if "CUDA OOM" in line]
         assert len(rows) == 1 and rows[0].endswith(count), rows
+        assert "07:00:10,000 WARNING" not in rows[0]  # logging's header: the time has its column
     few = [line for line in section(render(_repeated_oom(tmp_path / "few", 2), 140), "Timeline") if "OOM" in line]
     assert len(few) == 1 and few[0].endswith("(and 1 more like it)")
 

@@ -441,10 +441,18 @@ def _without_header(text: str) -> str:
     head = head.removeprefix("[")
     if sep and rest.strip() and len(head) < 120 and head[:1] in "FEWIVC" and head[1:5].isdigit():
         text = rest
+    elif (m := _LOG_HEADER.match(text.strip())) and m.end() < len(text.strip()):
+        text = text.strip()[m.end() :]
     return _PG_TAG.sub("", text.strip(), count=1)
 
 
 # c10d's `[PG ID 0 PG GUID 0(default_pg) Rank 5] ` before its messages: the rank has its own column
+# Python logging's `2026-11-29 07:00:10,000 WARNING ` (or `[2026-11-29 07:00:10,000] [WARNING] `):
+# the time has its column, and the level says less than the message.
+_LOG_HEADER = re.compile(
+    r"\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?[ \t]+"
+    r"(?:\[?(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\]?[ \t:]+)?"
+)
 _PG_TAG = re.compile(r"^\[PG ID [^\]]{0,80}\] +(?=\S)")
 
 
