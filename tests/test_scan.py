@@ -388,3 +388,41 @@ def test_random_logs_give_the_hits_of_every_line(
     text = "".join(prefix + line.replace("\n", " ") + ("\r\n" if crlf else "\n") for prefix, line in lines)
     path.write_bytes(text.encode("utf-8", "surrogateescape") or b"x\n")
     check_against_every_line(path, engine)
+
+
+# ---- line arithmetic: the head's end and the tail's start, found by counts in C ----
+
+
+def _split_head_end(data: bytes, wanted: int) -> int:  # the split the counts replaced, as the oracle
+    lines = data.split(b"\n", wanted)
+    return len(data) - len(lines[-1]) if len(lines) > wanted else len(data)
+
+
+def _split_tail_start(data: bytes, lo: int, keep: int) -> int:
+    tail = data[lo:]
+    splits = keep + tail.endswith(b"\n")
+    lines = tail.rsplit(b"\n", splits)
+    return lo if len(lines) <= splits else lo + len(lines[0]) + 1
+
+
+@given(st.lists(st.sampled_from([b"\n", b"a", b"bb\n", b"\n\n", b"x" * 5000, b"y" * 300 + b"\n"]), max_size=60))
+def test_head_end_and_tail_start_agree_with_splitting(parts: list[bytes]) -> None:
+    from rankautopsy.scan import chunkview
+    from rankautopsy.sources.read import Chunk
+
+    data = b"".join(parts)
+    buf = bytearray(data)
+    for wanted in (1, 2, 7, 2000):
+        chunk = Chunk(buf, 0, 0, len(data), 1, chunkview.SNIFF_LINES - wanted + 1)
+        assert chunkview.head_end(chunk) == _split_head_end(data, wanted)
+    for n in range(1, data.count(b"\n") + 1):
+        assert chunkview.nth_newline(buf, 0, len(data), n) == [i for i, b in enumerate(data) if b == 10][n - 1]
+    view = chunkview.View(Chunk(buf, 0, 0, len(data), 1, 1))
+    saved = chunkview.TAIL_LINES, chunkview.TAIL_BYTES
+    try:
+        for chunkview.TAIL_LINES, chunkview.TAIL_BYTES in ((1, 64), (3, 10_000), (40, 200_000), saved):
+            lo = max(0, len(data) - chunkview.TAIL_BYTES)
+            lo = lo if lo == 0 else view.next_line(lo)
+            assert view.tail_start() == _split_tail_start(data, lo, chunkview.TAIL_LINES)
+    finally:
+        chunkview.TAIL_LINES, chunkview.TAIL_BYTES = saved

@@ -16,7 +16,7 @@ from datetime import datetime
 from rankautopsy.model import StreamKind, TimeSpan
 from rankautopsy.sources.clocks import ClockContext, find_time, parse_kernel_line, wall_from_monotonic
 from rankautopsy.sources.discover import Source
-from rankautopsy.sources.prefixes import NO_PREFIX, Profile, Taught, sniff_profile, strip_prefixes
+from rankautopsy.sources.prefixes import NO_PREFIX, Profile, Taught, sniff_profile, starts_tagged, strip_prefixes
 from rankautopsy.sources.ranks import content_rank, content_rank_shapes
 from rankautopsy.sources.read import segments, split_lines
 from rankautopsy.sources.sanitize import clean
@@ -24,6 +24,7 @@ from rankautopsy.sources.sanitize import clean
 SNIFF_LINES = 2000  # the head of a stream that decides its prefix profile and content-rank header shapes
 _STAMP_ONLY = re.compile(r"^\s*\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?\s*$")
 _ENDS_IN_STAMP = re.compile(r"\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?\s*$", re.MULTILINE)
+_STAMP_END = frozenset("0123456789Z]")
 _RECORD_START = re.compile(
     r"^(?:\s|\[?\d{4}-\d\d-\d\d|[FEWIVC]\d{3,4} \d\d:|Traceback|[A-Za-z_][\w.]*(?:Error|Exception|Warning):)"
 )
@@ -102,8 +103,9 @@ class LineParser:
 
     def _stamps_alone(self) -> bool:
         """Whether a line of the head is only a timestamp (checked exactly where one may be)."""
-        if not any(_ENDS_IN_STAMP.search(line[-48:]) for line in self._sample):  # the tails: a search
-            return False  # of the joined head tried every digit of it
+        ends = [line for line in self._sample if line.rstrip()[-1:] in _STAMP_END]  # a stamp ends so
+        if not any(_ENDS_IN_STAMP.search(line[-48:]) for line in ends):  # the tails: a search of the
+            return False  # joined head tried every digit of it
         return any(_STAMP_ONLY.match(strip_prefixes(clean(line), profile=self._profile)[0]) for line in self._sample)
 
     def parse(self, number: int, raw: str) -> list[Line]:
@@ -186,7 +188,9 @@ class LineParser:
 
 def _continues(line: str, profile: Profile) -> bool:
     """Whether a line reads as the rest of the line before it, not as a record of its own."""
-    return bool(line) and not _RECORD_START.match(line) and strip_prefixes(line, profile=profile)[1] is NO_PREFIX
+    if not line or _RECORD_START.match(line) or starts_tagged(line):  # the cheap answers first
+        return False
+    return strip_prefixes(line, profile=profile)[1] is NO_PREFIX
 
 
 # A row of a box or table (rich's traceback panel, a tabulate grid) is as wide as its neighbours and

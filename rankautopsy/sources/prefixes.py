@@ -185,6 +185,11 @@ def _small(text: str | None) -> int | None:
     return read_int(text, max_len=9, signed=False)
 
 
+def starts_tagged(line: str) -> bool:
+    """Whether the line starts with a launcher tag (then `strip_prefixes` finds a prefix there)."""
+    return line[:1] == "[" and _tagged(line, 1)
+
+
 def _tagged(line: str, pos: int) -> bool:
     """Whether a launcher tag starts at `pos - 1` (its `[` already seen): `[rank3]:`, `[default3]:`, `[1,3]<`."""
     return bool(_MPI.match(line, pos - 1) or _RANK.match(line, pos - 1) or _TEE.match(line, pos - 1))
