@@ -82,9 +82,10 @@ class View:
         """Where the last TAIL_LINES lines begin, or the first whole line of the last TAIL_BYTES."""
         lo = max(self.context, self.end - TAIL_BYTES)
         lo = lo if lo == self.context else self.next_line(lo)
-        splits = TAIL_LINES + (self.end > lo and self.buf[self.end - 1] == 0x0A)
-        total = self.buf.count(b"\n", lo, self.end)
-        return lo if total < splits else nth_newline(self.buf, lo, self.end, total - splits + 1) + 1
+        data = bytes(self.buf[lo : self.end])
+        splits = TAIL_LINES + data.endswith(b"\n")
+        lines = data.rsplit(b"\n", splits)
+        return lo if len(lines) <= splits else lo + len(lines[0]) + 1
 
 
 def logical_lines(chunk: Chunk) -> int:
@@ -123,27 +124,12 @@ def head_end(chunk: Chunk) -> int:
     size = 256 * 1024
     while True:
         stop = min(chunk.end, chunk.start + size)
-        if chunk.buf.count(b"\n", chunk.start, stop) >= wanted:
-            return nth_newline(chunk.buf, chunk.start, stop, wanted) + 1
+        lines = bytes(chunk.buf[chunk.start : stop]).split(b"\n", wanted)
+        if len(lines) > wanted:
+            return stop - len(lines[-1])
         if stop == chunk.end:
             return chunk.end
         size *= 4
-
-
-def nth_newline(buf: bytearray, lo: int, hi: int, n: int) -> int:
-    """The offset of the `n`-th newline (from 1) of `buf[lo:hi]`, which has at least `n`: halved by
-    counts in C, then found in a small window (no split of the range into Python objects)."""
-    while hi - lo > 4096:
-        mid = (lo + hi) // 2
-        before = buf.count(b"\n", lo, mid)
-        if before >= n:
-            hi = mid
-        else:
-            n, lo = n - before, mid
-    at = lo - 1
-    for _ in range(n):
-        at = buf.find(b"\n", at + 1, hi)
-    return at
 
 
 class ChannelCache:
