@@ -221,19 +221,27 @@ def sniff_profile(sample: list[str]) -> Profile:
     numbered = _mostly(lines, _NUMBERED) and _counting(lines)
     if numbered:
         lines = [line[m.end() :] if (m := _NUMBERED.match(line)) else line for line in lines]
-    labels = [m["host"] for line in lines if (m := _PDSH.match(line))]
+    labels = [m["host"] for line in lines if (m := _PDSH.match(line))] if _mostly(lines, _PDSH) else []
     pdsh = len(labels) >= 0.8 * len(lines) and len(set(labels)) <= max(8, len(lines) // 20)
     pdsh = pdsh and all(  # a host name has a digit or `-`; a label of digits alone is srun's task id
         any(c.isdigit() or c == "-" for c in label) and not label.isdigit() for label in set(labels)
     )
     if pdsh:
         lines = [line[m.end() :] if (m := _PDSH.match(line)) else line for line in lines]
-    template = sum(1 for line in lines if _TEMPLATE.match(line)) >= 0.6 * len(lines)
+    template = _mostly(lines, _TEMPLATE, 0.6)
     return Profile(srun=_mostly(lines, _SRUN), pdsh=pdsh, numbered=numbered, template=template)
 
 
-def _mostly(lines: list[str], pattern: re.Pattern[str]) -> bool:
-    return sum(1 for line in lines if pattern.match(line)) >= 0.8 * len(lines)
+def _mostly(lines: list[str], pattern: re.Pattern[str], share: float = 0.8) -> bool:
+    """Whether at least `share` of the lines start with `pattern`; it stops at the miss that decides."""
+    allowed = len(lines) - share * len(lines)  # misses that still leave `share`
+    misses = 0
+    for line in lines:
+        if not pattern.match(line):
+            misses += 1
+            if misses > allowed:
+                return False
+    return True
 
 
 def _counting(lines: list[str]) -> bool:
