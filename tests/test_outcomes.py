@@ -291,3 +291,18 @@ def test_rich_tracebacks_are_tracebacks_and_their_box_is_no_hard_wrap(tmp_path: 
     assert "ValueError: bad sample 7" in first.detail
     lines = {Path(i.path).name: i.lines for i in d.inputs}
     assert lines["rank_1.log"] == 5 + box.count("\n")  # every row of the box read as its own line
+
+
+def test_intel_mpis_rank_in_the_bad_termination_block_gets_the_status_on_the_line_under_it(tmp_path: Path) -> None:
+    """`RANK 6 PID ... RUNNING AT` names its rank in its own words; `KILLED BY SIGNAL` under it names none."""
+    block = "".join(
+        "===================================================================================\n"
+        "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n"
+        f"=   RANK {r} PID {2447372 + r} RUNNING AT node0009\n"
+        "=   KILLED BY SIGNAL: 9 (Killed)\n"
+        "===================================================================================\n\n"
+        for r in (6, 7)
+    )
+    d = run(tmp_path, {"console.log": block})
+    assert d.verdict.outcome is Outcome.UNDETERMINED  # two SIGKILLs in one burst: nothing orders them
+    assert {r.rank: r.exitcode for r in d.ranks} == {6: -9, 7: -9}

@@ -173,12 +173,22 @@ def _under_root_cause(stream: Stream, start: int) -> bool:
 _CONTINUE_LOOK = 3  # lines after the first that may hold the rest (a blank line between is common)
 
 
+def _continuation(stream: Stream, start: int) -> Iterator[int]:
+    """The lines that may continue the one at `start`: its channel's. A rank read from the line's own
+    words (Hydra's `RANK 6 PID ...`) is not the channel of the line under it, which names none."""
+    if stream.rank_from[start] != "content":
+        return _channel_lines(stream, start)
+    keys = (channel(stream, start), (None, stream.local_ranks[start]))
+    stop = min(len(stream), start + _WINDOW)
+    return (j for j in range(start + 1, stop) if channel(stream, j) in keys or not stream.texts[j].strip())
+
+
 def assemble_continued(stream: Stream, start: int, compiled: CompiledRule, budget: Budget | None = None) -> Assembled:
     """Open MPI 5's `exited on` / `signal 9 (Killed).`, Hydra's `PID ... RUNNING AT` / `EXIT CODE:`: the
     rule's own pattern, re-run on the line joined to the next non-blank line of its channel, fills the
     facts that the second line carries."""
     result = Assembled(start)
-    following = [j for j in itertools.islice(_channel_lines(stream, start), _CONTINUE_LOOK) if stream.texts[j].strip()]
+    following = [j for j in itertools.islice(_continuation(stream, start), _CONTINUE_LOOK) if stream.texts[j].strip()]
     if not following:
         return result
     j = following[0]
