@@ -1,7 +1,7 @@
 """Time `rankautopsy diagnose` against ripgrep, GNU grep and cat on the same generated corpora.
 
     python benchmarks/bench.py [--sizes 1M,10M,100M,1G,4G] [--hurting 200M] [--dir /tmp/rankautopsy-bench]
-                               [--runs 3] [--fallback-up-to 1G] [--out benchmarks/RESULTS.md]
+                               [--runs 3] [--fallback-up-to 100M] [--re2-up-to 1G] [--out benchmarks/RESULTS.md]
 
 First the fixed cost: a diagnosis of a 20 KB fixture against `python3 -c pass` (bytecode cached as an
 installed wheel has it, in a prefix under the temp dir). Then for each size:
@@ -12,8 +12,10 @@ from outside, its CPU time and peak RSS read from `/usr/bin/time`. The tables gi
 and the ratio of medians to `rg -j1` with the rules' own patterns. With `--hurting SIZE`, the five
 corpora of benchmarks/gen_hurting.py (NCCL INFO, rank template prefix, caught tracebacks, a million
 hits, a tqdm line) are run the same way. The diagnosis of the fast path (Hyperscan, one worker per
-core) is compared with one process and with the fallback engine (`regex`, on sizes up to
-`--fallback-up-to` and on every hurting corpus): verdict, ranks and events must be identical. Needs
+core) is compared with one process, with the RE2 engine (the fallback where Hyperscan has no wheel,
+timed like the others on sizes up to `--re2-up-to` and on every hurting corpus) and with the pure
+`regex` engine (one run, on sizes up to `--fallback-up-to` and on every hurting corpus): verdict,
+ranks and events must be identical. Needs
 `rg` (ripgrep) and `/usr/bin/time` (Debian: `apt-get install -y ripgrep time`).
 """
 
@@ -85,7 +87,7 @@ def corpus(root: Path, size: str) -> Path:
     return folder
 
 
-def commands(folder: Path, lists: Path) -> list[Command]:
+def commands(folder: Path, lists: Path, re2: bool = False) -> list[Command]:
     files = sorted(str(p) for p in folder.glob("*.log"))
     diagnose = [sys.executable, "-m", "rankautopsy", "diagnose", str(folder), "-f", "json", "--tz", "UTC", "-q"]
     return [
@@ -97,9 +99,11 @@ def commands(folder: Path, lists: Path) -> list[Command]:
         Command(
             "grep -E -f (C locale)", ["grep", "-c", "-E", "-f", str(lists / "prefilter.ere"), *files], {"LC_ALL": "C"}
         ),
+        *([Command(f"rankautopsy, RE2 engine ({os.cpu_count()} cores)", diagnose, {"RANKAUTOPSY_ENGINE": "re2"})]
+          if re2 else []),
         Command("rankautopsy diagnose, 1 process", diagnose, {"RANKAUTOPSY_JOBS": "1"}),
         Command(f"rankautopsy diagnose ({os.cpu_count()} cores)", diagnose),
-    ]
+    ]  # fmt: skip
 
 
 def diagnosis(output: bytes) -> dict[str, object]:
@@ -117,14 +121,14 @@ class SizeResult:
     verdict: str
 
 
-def bench_size(root: Path, size: str, runs: int, fallback: bool) -> SizeResult:
-    return bench_folder(root, size, corpus(root, size), runs, fallback)
+def bench_size(root: Path, size: str, runs: int, fallback: bool, re2: bool) -> SizeResult:
+    return bench_folder(root, size, corpus(root, size), runs, fallback, re2)
 
 
-def bench_folder(root: Path, size: str, folder: Path, runs: int, fallback: bool) -> SizeResult:
+def bench_folder(root: Path, size: str, folder: Path, runs: int, fallback: bool, re2: bool) -> SizeResult:
     lists = root / "lists"
     megabytes = sum(p.stat().st_size for p in folder.glob("*.log")) / 1e6
-    cmds = commands(folder, lists)
+    cmds = commands(folder, lists, re2)
     for command in cmds:  # warm-up: page cache, database cache
         run(command)
         command.times.clear()
@@ -138,6 +142,8 @@ def bench_folder(root: Path, size: str, folder: Path, runs: int, fallback: bool)
             )
     fast, single = cmds[-1], cmds[-2]
     same = {"1 process": diagnosis(single.output) == diagnosis(fast.output)}
+    if re2:
+        same["RE2 engine"] = diagnosis(cmds[-3].output) == diagnosis(fast.output)
     if fallback:
         slow = Command("fallback engine", fast.argv, {"RANKAUTOPSY_ENGINE": "regex"})
         run(slow)
@@ -248,16 +254,17 @@ def main() -> None:
     parser.add_argument("--sizes", default="100M,1G,2G")
     parser.add_argument("--dir", type=Path, default=Path("/tmp/rankautopsy-bench"))
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--fallback-up-to", default="1G", help="run the fallback engine on sizes up to this")
+    parser.add_argument("--fallback-up-to", default="100M", help="check the `regex` engine on sizes up to this")
+    parser.add_argument("--re2-up-to", default="1G", help="time the RE2 engine on sizes up to this")
     parser.add_argument("--out", type=Path, default=HERE / "RESULTS.md")
     parser.add_argument("--hurting", default="", help="also the corpora of gen_hurting.py, each of this size")
     args = parser.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)
     subprocess.run([sys.executable, str(HERE / "rule_lists.py"), str(args.dir / "lists")], check=True)
-    limit = gen_corpus.parse_size(args.fallback_up_to)
+    limit, re2_limit = gen_corpus.parse_size(args.fallback_up_to), gen_corpus.parse_size(args.re2_up_to)
     head = startup(args.runs * 3)
     results = [
-        bench_size(args.dir, size, args.runs, gen_corpus.parse_size(size) <= limit)
+        bench_size(args.dir, size, args.runs, (n := gen_corpus.parse_size(size)) <= limit, n <= re2_limit)
         for size in args.sizes.split(",")
         if size
     ]
@@ -266,7 +273,7 @@ def main() -> None:
         subprocess.run([sys.executable, str(HERE / "gen_hurting.py"), str(root), "--size", args.hurting], check=True)
         for shape in sorted(p.name for p in root.iterdir() if p.is_dir()):
             folder = root / shape
-            results.append(bench_folder(args.dir, f"{shape} ({args.hurting})", folder, args.runs, True))
+            results.append(bench_folder(args.dir, f"{shape} ({args.hurting})", folder, args.runs, True, True))
     args.out.write_text(report(results, args.runs, head))
     print(f"wrote {args.out}")
 

@@ -28,7 +28,13 @@ _ERE_SPECIAL = set(b".[]()*+?{}|^$\\")
 def rg_pattern(pattern: str, ignorecase: bool) -> str:
     text = _drop_lookarounds(pf._unname_groups(pattern))
     text = text.replace("++", "+").replace("*+", "*").replace("?+", "?")
+    text = "".join(_bytes_of(c) if ord(c) > 127 else c for c in text)  # --no-unicode takes no `╭`
     return f"(?i:{text})" if ignorecase else text
+
+
+def _bytes_of(char: str) -> str:
+    """A non-ASCII character as one atom of its UTF-8 bytes (so that a quantifier after it applies to all)."""
+    return "(?-u:" + "".join(f"\\x{b:02X}" for b in char.encode()) + ")"
 
 
 def _drop_lookarounds(pattern: str) -> str:
