@@ -11,6 +11,7 @@ import pytest
 
 from rankautopsy.model import Cause, Outcome
 from rankautopsy.pipeline import Options, diagnose
+from rankautopsy.scan import selection
 from rankautopsy.scan.prefilter import prefilter
 from rankautopsy.sources import read
 from rankautopsy.sources.read import ChunkReader
@@ -145,3 +146,33 @@ def test_a_traceback_window_ends_where_the_traceback_ends(tmp_path: Path, monkey
     result = diagnose(Options(paths=[str(tmp_path)], tz=UTC, jobs=1))
     assert result.verdict.first_death is not None
     assert result.verdict.first_death.detail == "ValueError: bad sample 4242"
+
+
+@pytest.mark.parametrize("size", [2_000, 120_000])  # read whole, and read in chunks
+def test_repeats_counted_without_a_full_parse_give_the_full_parses_diagnosis(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int
+) -> None:
+    """NCCL identity lines of two communicators and two prefixes, stamped and not, around a traceback
+    window: counting a repeat from its message alone must change nothing the full parse would give."""
+    lines: list[str] = []
+    for i in range(size // 4):
+        gpu = i % 2
+        lines += [
+            f"[default{gpu}]:2026-11-30 03:00:{i % 60:02d},000 INFO [train.py:212] step {i} loss 2.5",
+            f"[default{gpu}]:node00:5200{gpu}:5204{gpu} [{gpu}] NCCL INFO cudaDriverVersion 12040",
+            f"node00:52009:52049 [{gpu}] NCCL INFO comm 0x55d{gpu} rank {gpu} nRanks 2 nNodes 1 localRanks 2 "
+            f"localRank {gpu} MNNVL 0",
+            f"[default{gpu}]:node00:5200{gpu}:5204{gpu} [{gpu}] NCCL INFO Init COMPLETE",
+        ]
+        if i == size // 8:
+            lines += [f"[default1]:{t}" for t in TRACEBACK[:3]] + ["[default1]:OSError: caught and logged"]
+    _write(tmp_path, 0, [*lines, *(f"[default1]:{t}" for t in TRACEBACK)])
+    counted = []
+    real = selection._Selection._counted
+    monkeypatch.setattr(selection._Selection, "_counted", lambda *a: counted.append(real(*a)) or counted[-1])
+    fast = diagnose(Options(paths=[str(tmp_path)], tz=UTC, jobs=1))
+    assert sum(counted) > size // 8 or size < 10_000  # counted from their message alone (read in chunks)
+    monkeypatch.setattr(selection._Selection, "_counted", lambda *_: False)
+    full = diagnose(Options(paths=[str(tmp_path)], tz=UTC, jobs=1))
+    assert fast == full
+    assert any(int(e.facts.get("repeats", 0)) > 100 for e in fast.events)

@@ -388,4 +388,3 @@ def test_random_logs_give_the_hits_of_every_line(
     text = "".join(prefix + line.replace("\n", " ") + ("\r\n" if crlf else "\n") for prefix, line in lines)
     path.write_bytes(text.encode("utf-8", "surrogateescape") or b"x\n")
     check_against_every_line(path, engine)
-

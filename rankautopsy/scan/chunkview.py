@@ -32,7 +32,10 @@ class View:
 
     def number(self, start: int) -> int:
         """The number of the line starting at `start`."""
-        at, number = min(self._anchors, key=lambda anchor: abs(anchor[0] - start))
+        at, number = self._anchors[0]
+        for anchor in self._anchors[1:]:  # the nearest (a loop: min() with a key costs more at 100k calls)
+            if abs(anchor[0] - start) < abs(at - start):
+                at, number = anchor
         if start >= at:
             number += self.buf.count(b"\n", at, start)
         else:

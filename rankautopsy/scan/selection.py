@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import regex
 
-from rankautopsy.model import Assembly, Effect, Role, StreamKind
+from rankautopsy.model import Assembly, Effect, Role, Rule, StreamKind
 from rankautopsy.scan.chunkview import ChannelCache, View, head_end, logical_lines, sample
 from rankautopsy.scan.engine import Engine, Match
 from rankautopsy.scan.matcher import Budget, CompiledRule, Hit
@@ -172,6 +172,7 @@ class _Selection:
     prefixes: ChannelCache = field(init=False)
     kind: StreamKind = field(init=False)
     rules: dict[int, CompiledRule] = field(init=False)
+    countable: set[int] = field(init=False)  # rules whose repeats are counted, not kept (`_counts_repeats`)
     budget: Budget = field(default_factory=Budget)
     lines: dict[int, list[Line]] = field(default_factory=dict)
     found: dict[int, dict[tuple[int, int], dict[str, str]]] = field(default_factory=dict)  # line -> hits
@@ -195,6 +196,7 @@ class _Selection:
         self.prefixes = ChannelCache(self.parser)
         self.kind = self.source.kind
         self.rules = {r.index: r for r in self.engine.rules}
+        self.countable = {i for i, r in self.rules.items() if _counts_repeats(r.rule)}
 
     def timed_out(self) -> list[str]:
         """User rules dropped on this stream for running out of time (their patterns or prefixes)."""
@@ -248,7 +250,12 @@ class _Selection:
     def _confirm(self, view: View, candidates: dict[int, set[int]]) -> set[int]:
         """Confirm candidate lines with the rules' own regexes: the starts of lines a candidate rule matches."""
         hit_lines: set[int] = set()
-        for start, number in view.numbers(sorted(candidates)):
+        for start in sorted(candidates):
+            number = view.number(start)
+            rules = candidates[start]
+            fast = number > self.window_until and number not in self.found and rules <= self.countable
+            if fast and self._counted(view, start, rules):
+                continue
             found = self.found.setdefault(number, {})
             fresh = number not in self.lines
             for seg, line in enumerate(self._take(view, start, number)):
@@ -268,6 +275,30 @@ class _Selection:
                 if fresh and number > self.window_until:
                     del self.lines[number]  # parsed only to be confirmed: not a selected line
         return hit_lines
+
+    def _counted(self, view: View, start: int, rules: set[int]) -> bool:
+        """A line only repeating context lines already kept REPEATS times (NCCL's identity lines, once per
+        communicator and rank): counted on the first without a full parse (no time, no Line). False
+        where any of its rules still wants it kept, so that the result is the one the full parse gives
+        (a timestamped line marks its channel as the parse does)."""
+        read = self.parser.message(view.text(start), self.stamped)
+        if read is None:
+            return False
+        channel, text = read
+        keys = []
+        for index in rules:
+            m = self.rules[index].pattern.search(text)
+            if m is None:
+                continue
+            facts = {k: v for k, v in m.groupdict().items() if v is not None}
+            key = (index, channel, tuple(sorted(facts.items())))
+            if key not in self.repeats or self.repeats[key][1] < REPEATS:
+                return False
+            keys.append(key)
+        for key in keys:
+            first, seen, _ = self.repeats[key]
+            self.repeats[key] = (first, seen + 1, None)  # as `_repeated` counts a context line
+        return bool(keys)
 
     def _repeated(self, index: int, channel: Channel, facts: dict[str, str], where: tuple[int, int]) -> Repeat:
         """What to do with a hit that repeats a line of the same rule, channel and facts (an NCCL
@@ -554,6 +585,11 @@ class _Selection:
 
     def _room(self) -> bool:
         return len(self.lines) < MAX_SELECTED
+
+
+def _counts_repeats(rule: Rule) -> bool:
+    """A built-in context rule whose repeats `_repeated` counts rather than keeps."""
+    return rule.builtin and rule.role is Role.CONTEXT and rule.assemble is None and not rule.effects - {Effect.IDENTITY}
 
 
 def _progress_key(channel: Channel) -> Channel:

@@ -142,6 +142,23 @@ class LineParser:
             out.append((None if rank is None and self.shapes() else (rank, local), len(cleaned) - len(text)))
         return out
 
+    def message(self, raw: str, timed: set[Channel]) -> tuple[Channel, str] | None:
+        """The channel and message text of a one-piece line whose channel its prefixes or path decide,
+        as `parse` gives them, without a Line (None where only a full parse can tell). Its time is
+        read only where its channel is not in `timed` yet, and then added to it, as a parse would."""
+        if self.kernel or "\r" in raw:
+            return None
+        text, prefix = strip_prefixes(clean(raw), profile=self._profile)
+        rank = next((r for r in (prefix.rank, prefix.task, self._where.rank) if r is not None), None)
+        if rank is None and self.shapes():
+            return None
+        channel = (rank, prefix.local_rank if prefix.local_rank is not None else self._where.local_rank)
+        if channel not in timed and (
+            (find_time(prefix.stamp, self._ctx) if prefix.stamp else None) or find_time(text, self._ctx)
+        ):
+            timed.add(channel)
+        return channel, text
+
     def _log_line(self, number: int, line: str) -> Line:
         text, prefix = strip_prefixes(clean(line), profile=self._profile)
         rank, origin = prefix.rank, "prefix"
