@@ -42,7 +42,7 @@ from rankautopsy.sources.discover import Source, damaged, discover
 from rankautopsy.sources.lines import Stream, last_signs
 from rankautopsy.sources.prefixes import Taught
 from rankautopsy.sources.read import LONG_LINE, Data, read_head
-from rankautopsy.sources.sanitize import clean
+from rankautopsy.sources.sanitize import clean, without_surrogates
 
 DEFAULT_SKEW = timedelta(seconds=2)
 
@@ -362,7 +362,7 @@ def _recorded_error(raw: str) -> tuple[str, int | None]:
     text = message.get("message") if isinstance(message, dict) else message
     extra = message.get("extraInfo") if isinstance(message, dict) else None
     stamp = extra.get("timestamp") if isinstance(extra, dict) else None
-    return (text if isinstance(text, str) else ""), _epoch(stamp)
+    return (without_surrogates(text) if isinstance(text, str) else ""), _epoch(stamp)
 
 
 def _epoch(value: object) -> int | None:

@@ -113,6 +113,13 @@ FOUND = {
     ),
     "year-26-beside-2026": corpus.mutated_case(1, 7604),  # the margin of a frame from year 26 left the calendar
     "utf16-log": Case((("rank_1.log", "step 1\nValueError: bad\n".encode("utf-16")),)),
+    "lone-surrogate-in-error-json": Case(
+        (
+            ("attempt_0/0/error.json", b'{"message": {"message": "ValueError: bad \\udfd6 sample", "extraInfo": {}}}'),
+            ("attempt_0/0/stderr.log", b"step 1\nValueError: bad sample\n"),
+        )
+    ),
+    "lone-surrogates-mutated": corpus.mutated_case(1, 69149),  # a JSON \\udfd6 reached a UTF-8 encode
     "truncated-xz": Case((("rank_1.log.xz", corpus.compress(b"step 1\n" * 100, corpus.random.Random(4))[1][:40]),)),
 }
 

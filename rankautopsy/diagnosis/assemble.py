@@ -16,6 +16,7 @@ from rankautopsy.numbers import read_int
 from rankautopsy.scan.matcher import Budget, CompiledRule, Hit, facts_of, match_line
 from rankautopsy.scan.selection import REPEATS  # thinned as the scan thins hits
 from rankautopsy.sources.lines import Stream
+from rankautopsy.sources.sanitize import without_surrogates
 
 _WINDOW = 2000  # lines of one channel an assembly may look through
 _EXC_LINE = re.compile(r"^(?P<exc_type>[A-Za-z_][\w.]*)(?::(?: (?P<exc_msg>.*))?)?$")
@@ -363,7 +364,7 @@ def _unescaped(text: str) -> str:
         value = json.loads(f'"{text}"')
     except ValueError:
         return text
-    return value if isinstance(value, str) else text
+    return without_surrogates(value) if isinstance(value, str) else text
 
 
 def _recorded_exception(facts: dict[str, str], kind: StreamKind, rules: Sequence[CompiledRule], budget: Budget) -> None:

@@ -25,6 +25,14 @@ _INVISIBLE = re.compile("[\u200b-\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff]")
 _NAME_BREAKS = re.compile(r"[\n\t]")
 
 
+def without_surrogates(text: str) -> str:
+    """Text decoded from JSON `\\ud800`-style escapes as proper Unicode: a pair becomes its character,
+    a lone surrogate U+FFFD (a lone one cannot be encoded, and every later stage encodes)."""
+    if not any("\ud800" <= c <= "\udfff" for c in text):
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 def strip_ansi(text: str) -> str:
     """Remove terminal escape sequences (colour codes and worse); keeps every other character."""
     return _ANSI.sub("", text) if ("\x1b" in text or "\x9b" in text) else text
