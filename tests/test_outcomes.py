@@ -306,3 +306,29 @@ def test_intel_mpis_rank_in_the_bad_termination_block_gets_the_status_on_the_lin
     d = run(tmp_path, {"console.log": block})
     assert d.verdict.outcome is Outcome.UNDETERMINED  # two SIGKILLs in one burst: nothing orders them
     assert {r.rank: r.exitcode for r in d.ranks} == {6: -9, 7: -9}
+
+
+@pytest.mark.parametrize("relay", ["torch.multiprocessing.spawn.ProcessRaisedException: ", "Exception:"])
+def test_spawns_relay_of_a_childs_exception_is_that_death_not_another(tmp_path: Path, relay: str) -> None:
+    """mp.spawn's parent re-raises (ProcessRaisedException; a plain `Exception:` before torch 1.8) with the
+    child's traceback under `-- Process 5 terminated with the following error:`, which spawn prints only
+    for a raise: rank 5 raised, even where the paste cuts its traceback before the exception line."""
+    parent = [
+        "Traceback (most recent call last):",
+        '  File "main.py", line 472, in <module>',
+        "    main()",
+        '  File "torch/multiprocessing/spawn.py", line 103, in join',
+        "    raise Exception(msg)",
+        relay,
+        "",
+        "-- Process 5 terminated with the following error:",
+        "Traceback (most recent call last):",
+        '  File "torch/multiprocessing/spawn.py", line 11, in _wrap',
+        "    fn(i, *args)",
+        '  File "main.py", line 301, in train',
+        "    for i, (input, target) in enumerate(train_loader):",
+    ]
+    d = run(tmp_path, {"console.log": "\n".join(parent) + "\n"})
+    first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (5, Cause.PYTHON_EXCEPTION)
+    assert d.verdict.unattributed == ()  # the parent's re-raise is no other death

@@ -70,6 +70,7 @@ def assemble_traceback(stream: Stream, start: int, memo: dict[int, int | None] |
         for j in range(start - 1, max(-1, start - 3), -1):
             if m := _SPAWN_HEADER.match(stream.texts[j]):
                 result.facts["rank"] = m["rank"]
+                result.facts["spawn_raised"] = "1"  # spawn relays a child's traceback only for a raise
     memo = {} if memo is None else memo
     if start not in memo:
         _exception_line(stream, start, memo)
@@ -89,6 +90,9 @@ def assemble_traceback(stream: Stream, start: int, memo: dict[int, int | None] |
         result.lines.append(k)
         result.classify.append(k)
         result.end = k
+    after = [k for k in itertools.islice(_channel_lines(stream, result.end), 3) if texts[k].strip()]
+    if after and _SPAWN_HEADER.match(texts[after[0]]):  # old spawn's `Exception:` relays the child's
+        result.classify.append(after[0])
     return result
 
 
@@ -325,7 +329,8 @@ def _event(
         absorbed.update(assembled.lines)
         absorbed.add(hit.index)
         cause, role, by = _classify(stream, assembled.classify, rules, rule.id, cause, role, budget, known)
-        if rule.assemble is Assembly.TRACEBACK and "exc_type" not in assembled.facts and by is None:
+        cut = rule.assemble is Assembly.TRACEBACK and "exc_type" not in assembled.facts and by is None
+        if cut and "spawn_raised" not in assembled.facts:
             cause, role = Cause.CONTEXT, Role.CONTEXT  # cut off before its `Type: message`: says nothing of why
             facts["cut_off"] = "1"  # but something raised: the verdict counts it as a sign of failure
         if by is not None:  # the classifying line's facts and effects are the event's too
