@@ -332,3 +332,27 @@ def test_spawns_relay_of_a_childs_exception_is_that_death_not_another(tmp_path: 
     first = d.verdict.first_death
     assert first is not None and (first.rank, first.cause) == (5, Cause.PYTHON_EXCEPTION)
     assert d.verdict.unattributed == ()  # the parent's re-raise is no other death
+
+
+def test_an_exception_message_ends_at_the_launchers_banner_rule(tmp_path: Path) -> None:
+    """mpirun's help text right under an untagged traceback is not the rest of the exception's message
+    (it reclassified the traceback as mpirun's context line): the one rank that died raised it."""
+    console = (
+        "Traceback (most recent call last):\n"
+        '  File "model_selection.py", line 723, in <module>\n'
+        "    log(part_data[0][0])\n"
+        "IndexError: list index out of range\n"
+        "-------------------------------------------------------\n"
+        "Primary job  terminated normally, but 1 process returned\n"
+        "a non-zero exit code.. Per user-direction, the job has been aborted.\n"
+        "-------------------------------------------------------\n"
+        "--------------------------------------------------------------------------\n"
+        "mpirun detected that one or more processes exited with non-zero status, thus causing\n"
+        "the job to be terminated. The first process to do so was:\n\n"
+        "  Process name: [[35302,1],0]\n"
+        "  Exit code:    1\n"
+        "--------------------------------------------------------------------------\n"
+    )
+    first = run(tmp_path, {"console.log": console}).verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (0, Cause.PYTHON_EXCEPTION)
+    assert "IndexError" in first.detail

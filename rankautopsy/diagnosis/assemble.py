@@ -59,6 +59,9 @@ def _channel_lines(stream: Stream, start: int, stop: int | None = None) -> Itera
             yield j
 
 
+# A launcher's banner rule (`-----` of Open MPI's help text, `=====` of torchrun's table): what follows
+# is the launcher's, not the rest of the exception's message.
+_RULE = re.compile(r"^\s*[-=*_#]{10,}\s*$")
 _SPAWN_HEADER = re.compile(r"^-- Process (?P<rank>\d+) terminated with the following error:")
 
 
@@ -85,7 +88,8 @@ def assemble_traceback(stream: Stream, start: int, memo: dict[int, int | None] |
     result.lines.append(at)
     result.classify.append(at)
     for k in itertools.islice(_channel_lines(stream, at, start + _WINDOW), 4):  # a message may go on
-        if not texts[k].strip() or stream.times[k] is not None or texts[k].startswith(_TB_CONTINUE):
+        text = texts[k]
+        if not text.strip() or stream.times[k] is not None or text.startswith(_TB_CONTINUE) or _RULE.match(text):
             break
         result.lines.append(k)
         result.classify.append(k)

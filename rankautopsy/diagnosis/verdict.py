@@ -296,7 +296,11 @@ def _join_loose_cause(tl: Timeline, candidates: list[Candidate]) -> None:
         return
     c.cause, c.from_exit_only, c.inferred = cause, False, True
     c.evidence.append(loose[0])
-    c.detail += f"; {_label(cause)} was logged on a line not tied to a rank"
+    e = tl.events[loose[0]]
+    said = f"{e.facts['exc_type']}: {e.facts.get('exc_msg', '')}".rstrip(": ") if "exc_type" in e.facts else e.text
+    c.detail = c.detail.removesuffix(", no message") + (
+        f"; {_label(cause)} was logged on a line not tied to a rank: {said.strip()[:160]}"
+    )
 
 
 def _stopped_with_the_job(tl: Timeline, f: Findings) -> None:
