@@ -179,6 +179,20 @@ def test_discover_skips_and_names_bad_files(tmp_path: Path) -> None:
     assert any("symlink loop" in r for r in reasons.values())
 
 
+def test_a_write_up_found_in_a_directory_is_skipped_but_read_when_named(tmp_path: Path) -> None:
+    """A README or an issue's notes beside the logs quote log lines: read, they became the job's events."""
+    (tmp_path / "rank_0.log").write_text("step 1\n")
+    notes = tmp_path / "NOTES.md"
+    notes.write_text("rank 1 died:\n\n    [rank1]: RuntimeError: CUDA error: an illegal memory access\n")
+    sources, skipped = discover([str(tmp_path)])
+    assert [Path(s.display).name for s in sources] == ["rank_0.log"]
+    assert [(Path(s.path).name, s.reason) for s in skipped] == [
+        ("NOTES.md", "a document, not a log (name it to read it)")
+    ]
+    sources, skipped = discover([str(tmp_path), str(notes)])
+    assert sorted(Path(s.display).name for s in sources) == ["NOTES.md", "rank_0.log"]
+
+
 def test_sniff_profile_finds_pdsh_labels_and_line_numbers() -> None:
     pdsh = ["worker-0: step 1", "worker-1: Traceback (most recent call last):", "worker-1:   File x", "worker-0: ok"]
     profile = sniff_profile(pdsh)

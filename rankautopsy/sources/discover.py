@@ -34,6 +34,9 @@ from rankautopsy.sources.sanitize import clean_name
 STDIN = "-"
 _KERNEL_NAME = re.compile(r"(?:^dmesg|\.dmesg(?:\.|$)|^kern\.log|^kernel\.log|^journal.*-k)", re.IGNORECASE)
 _SKIP_DIRS = frozenset({".git", "__pycache__", ".hg", ".svn"})
+# Found in a directory, these are write-ups (a README, an issue's notes, a notebook) that quote log lines
+# about the job, not its output: read, their quotes became the job's events.
+_DOCUMENTS = (".md", ".markdown", ".rst", ".html", ".htm", ".ipynb")
 MAX_DEPTH = 64  # directories below a given path (ripgrep has none; a hostile tree of 10,000 must not crash)
 HEAD = 256 * 1024  # bytes read at discovery to classify an input (the rest is read when it is scanned)
 _YEAR_CHARS, _YEAR_LINES = 200_000, 2000
@@ -207,6 +210,8 @@ class _Walk:
                     _skip(self.skipped, display, f"more than {MAX_DEPTH} directories deep: not read")
                     return
                 stack.append((Path(entry.path), depth + 1))
+            elif entry.name.lower().endswith(_DOCUMENTS):
+                _skip(self.skipped, display, "a document, not a log (name it to read it)")
             else:
                 found.append(Path(entry.path))
         except OSError as exc:
