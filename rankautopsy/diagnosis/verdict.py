@@ -297,7 +297,7 @@ def _join_loose_cause(tl: Timeline, candidates: list[Candidate]) -> None:
     c.cause, c.from_exit_only, c.inferred = cause, False, True
     c.evidence.append(loose[0])
     e = tl.events[loose[0]]
-    said = f"{e.facts['exc_type']}: {e.facts.get('exc_msg', '')}".rstrip(": ") if "exc_type" in e.facts else e.text
+    said = ": ".join(e.facts[k] for k in ("exc_type", "exc_msg") if e.facts.get(k)) or e.text
     c.detail = c.detail.removesuffix(", no message") + (
         f"; {_label(cause)} was logged on a line not tied to a rank: {said.strip()[:160]}"
     )

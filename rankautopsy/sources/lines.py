@@ -18,7 +18,7 @@ from rankautopsy.sources.clocks import ClockContext, find_time, parse_kernel_lin
 from rankautopsy.sources.discover import Source
 from rankautopsy.sources.prefixes import NO_PREFIX, Profile, Taught, sniff_profile, starts_tagged, strip_prefixes
 from rankautopsy.sources.ranks import content_rank, content_rank_shapes
-from rankautopsy.sources.read import segments, split_lines
+from rankautopsy.sources.read import MAX_LINE, segments, split_lines
 from rankautopsy.sources.sanitize import clean
 
 SNIFF_LINES = 2000  # the head of a stream that decides its prefix profile and content-rank header shapes
@@ -148,7 +148,7 @@ class LineParser:
         read only where its channel is not in `timed` yet, and then added to it, as a parse would."""
         if self.kernel or "\r" in raw:
             return None
-        text, prefix = strip_prefixes(clean(raw), profile=self._profile)
+        text, prefix = strip_prefixes(clean(raw[:MAX_LINE]), profile=self._profile)  # as `pieces` clips
         rank = next((r for r in (prefix.rank, prefix.task, self._where.rank) if r is not None), None)
         if rank is None and self.shapes():
             return None
