@@ -356,3 +356,19 @@ def test_an_exception_message_ends_at_the_launchers_banner_rule(tmp_path: Path) 
     first = run(tmp_path, {"console.log": console}).verdict.first_death
     assert first is not None and (first.rank, first.cause) == (0, Cause.PYTHON_EXCEPTION)
     assert "IndexError" in first.detail
+
+
+def test_another_ranks_cut_off_traceback_that_nothing_orders_keeps_the_verdict_below_high(tmp_path: Path) -> None:
+    """Rank 7's CUDA OOM, and rank 4's traceback cut before its exception line, no time on either."""
+    console = (
+        "[rank7]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 270.00 MiB. GPU 7 has a total "
+        "capacity of 23.65 GiB of which 208.06 MiB is free.\n"
+        "[rank4]: Traceback (most recent call last):\n"
+        '[rank4]:   File "launcher.py", line 23, in <module>\n'
+        "[rank4]:     launch()\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (7, Cause.CUDA_OOM)
+    assert d.verdict.confidence is Confidence.MEDIUM
+    assert any("rank 4 printed a traceback cut off" in n for n in d.verdict.notes)

@@ -249,6 +249,26 @@ def _cap_for_the_unseen(tl: Timeline, f: Findings) -> None:
         f.notes.append(
             f"{_label(u.cause)} at {u.where.source}:{u.where.line} is tied to no rank and may have come first"
         )
+    _cap_for_cut_tracebacks(tl, f)
+
+
+def _cap_for_cut_tracebacks(tl: Timeline, f: Findings) -> None:
+    """Another rank that raised too, in a traceback the logs cut before its exception line, may have
+    died first unless the clocks put it after the named death (its waiting ranks' tracebacks aside)."""
+    first = f.first
+    if first is None or first.rank is None:
+        return
+    for e in _cut_off(tl):
+        if e.rank is None or e.rank == first.rank or e.rank in f.collateral:
+            continue
+        if e.time is None or first.time is None or e.time.earliest <= first.time.latest:
+            where = f"{e.where.source}:{e.where.line}"
+            f.cap(Confidence.MEDIUM, f"rank {e.rank} raised too ({where}, cut off) and nothing orders it after")
+            f.notes.append(
+                f"rank {e.rank} printed a traceback cut off before its exception line at {where}: it raised "
+                "too, and nothing shows it came after this death"
+            )
+            return
 
 
 def _maybe_before(tl: Timeline, u: Unattributed, death: TimeSpan | None) -> bool:
