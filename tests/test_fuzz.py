@@ -120,6 +120,10 @@ FOUND = {
         )
     ),
     "lone-surrogates-mutated": corpus.mutated_case(1, 69149),  # a JSON \\udfd6 reached a UTF-8 encode
+    "pack-int-of-5000-digits": Case(
+        (("rank_0.log", b"step 1\n"),), pack=b"rules:\n  - id: a.b\n    title: t\n    since: " + b"9" * 5000 + b"\n"
+    ),
+    "pack-int-mutated": corpus.mutated_case(1, 88879),  # a 4,697-digit YAML int reached int()
     "truncated-xz": Case((("rank_1.log.xz", corpus.compress(b"step 1\n" * 100, corpus.random.Random(4))[1][:40]),)),
 }
 

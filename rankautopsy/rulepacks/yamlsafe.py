@@ -89,6 +89,15 @@ def _construct_map(loader: SafeLineLoader, node: yaml.MappingNode) -> Map:
     return out
 
 
+def _construct_int(loader: SafeLineLoader, node: yaml.ScalarNode) -> int | str:
+    """An integer, or its text when Python will not convert it (more than 4,300 digits): the checks
+    that follow then refuse it as a field of the wrong type, with its line, instead of a crash."""
+    try:
+        return int(yaml.SafeLoader.construct_yaml_int(loader, node))
+    except ValueError:
+        return str(node.value)
+
+
 def _construct_seq(loader: SafeLineLoader, node: yaml.SequenceNode) -> Seq:
     out = Seq(_line(node))
     for item in node.value:
@@ -102,6 +111,7 @@ _LOADERS: tuple[type[SafeLineLoader], ...] = (SafeLineLoader, FastLineLoader)
 for _loader in _LOADERS:
     _loader.add_constructor("tag:yaml.org,2002:map", _construct_map)
     _loader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
+    _loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 
 @dataclass(slots=True)
