@@ -244,6 +244,7 @@ class Assembly(StrEnum):
     TORCHRUN_TABLE = "torchrun-table"  # one `[N]:` block of torchrun's ChildFailedError table
     CONTINUED = "continued"  # a message the emitter breaks over two lines: the rule's pattern re-run on both
     RECORD = "record"  # a structured death record: its exc_type/exc_msg facts classify it like a traceback's last line
+    WHAT = "what"  # C++'s `terminate called after throwing ...` and the `what():` line under it, which classifies it
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -11,7 +11,7 @@ from test_verdict import run, step_lines
 from typer.testing import CliRunner
 
 from rankautopsy.cli import app
-from rankautopsy.model import Cause, Confidence, Outcome
+from rankautopsy.model import Cause, Confidence, Outcome, Role
 
 
 def failed(local_rank: int, code: int, pid: int, second: int = 5) -> str:
@@ -372,3 +372,26 @@ def test_another_ranks_cut_off_traceback_that_nothing_orders_keeps_the_verdict_b
     assert first is not None and (first.rank, first.cause) == (7, Cause.CUDA_OOM)
     assert d.verdict.confidence is Confidence.MEDIUM
     assert any("rank 4 printed a traceback cut off" in n for n in d.verdict.notes)
+
+
+@pytest.mark.parametrize(
+    ("what", "cause"),
+    [
+        ("CUDA error: an illegal memory access was encountered", Cause.CUDA_ERROR),
+        ("CUDA out of memory. Tried to allocate 2.00 GiB", Cause.CUDA_OOM),
+        ("std::bad_alloc", Cause.ABORT),
+    ],
+)
+def test_a_cpp_terminate_takes_the_cause_its_what_line_names(tmp_path: Path, what: str, cause: Cause) -> None:
+    """libstdc++ prints `what():` under `terminate called after throwing`: the untagged pair is one cause,
+    the one its message names, and mp.spawn's SIGABRT report ties it to process 3."""
+    console = (
+        "terminate called after throwing an instance of 'c10::Error'\n"
+        f"  what():  {what}\n"
+        "Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:44\n"
+        "torch.multiprocessing.spawn.ProcessExitedException: process 3 terminated with signal SIGABRT\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (3, cause)
+    assert [e.cause for e in d.events if e.role is Role.CAUSE] == [cause]  # the pair is one event

@@ -214,9 +214,27 @@ def assemble_continued(stream: Stream, start: int, compiled: CompiledRule, budge
     return result
 
 
+_WHAT = re.compile(r"^\s*what\(\):\s+(?P<what>\S.*)$")
+
+
+def assemble_what(stream: Stream, start: int) -> Assembled:
+    """libstdc++'s `terminate called after throwing an instance of 'c10::Error'` and, on one of the next
+    lines of its channel, `  what():  CUDA error: ...`: the message says what the abort was."""
+    result = Assembled(start)
+    for j in itertools.islice(_channel_lines(stream, start), 3):
+        if m := _WHAT.match(stream.texts[j]):
+            result.facts["what"] = m["what"].strip()
+            result.lines.append(j)
+            result.classify.append(j)
+            result.end = j
+            break
+    return result
+
+
 _ASSEMBLERS = {
     Assembly.FAULTHANDLER: assemble_faulthandler,
     Assembly.TORCHRUN_TABLE: assemble_table_entry,
+    Assembly.WHAT: assemble_what,
 }
 
 

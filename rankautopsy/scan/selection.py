@@ -43,6 +43,7 @@ AFTER = {
     Assembly.TORCHRUN_TABLE: 80,
     Assembly.CONTINUED: 3,
     Assembly.RECORD: 0,
+    Assembly.WHAT: 3,
 }
 BEFORE = {
     Assembly.TRACEBACK: 2,
@@ -50,6 +51,7 @@ BEFORE = {
     Assembly.TORCHRUN_TABLE: 400,
     Assembly.CONTINUED: 0,
     Assembly.RECORD: 0,
+    Assembly.WHAT: 0,
 }
 TRACEBACK_TAIL = 12  # lines kept after a traceback's `Type: message` line (a message of several lines)
 _NOT_THE_END = ("Traceback", "During handling of the above exception", "The above exception was")
