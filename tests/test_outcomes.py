@@ -395,3 +395,4 @@ def test_a_cpp_terminate_takes_the_cause_its_what_line_names(tmp_path: Path, wha
     first = d.verdict.first_death
     assert first is not None and (first.rank, first.cause) == (3, cause)
     assert [e.cause for e in d.events if e.role is Role.CAUSE] == [cause]  # the pair is one event
+    assert f"c10::Error: {what}" in first.detail

@@ -317,7 +317,9 @@ def _join_loose_cause(tl: Timeline, candidates: list[Candidate]) -> None:
     c.cause, c.from_exit_only, c.inferred = cause, False, True
     c.evidence.append(loose[0])
     e = tl.events[loose[0]]
-    said = ": ".join(e.facts[k] for k in ("exc_type", "exc_msg") if e.facts.get(k)) or e.text
+    said = e.text
+    if e.facts.get("exc_type"):  # a traceback's last line, or a C++ terminate and its what() message
+        said = ": ".join(v for v in (e.facts["exc_type"], e.facts.get("exc_msg") or e.facts.get("what")) if v)
     c.detail = c.detail.removesuffix(", no message") + (
         f"; {_label(cause)} was logged on a line not tied to a rank: {said.strip()[:160]}"
     )
