@@ -23,12 +23,13 @@ _BLANK_PIECE = re.compile(r"\r[^\S\r]*(?=\r|\Z)")  # a \r and the blank piece af
 # isolates (U+202A-202E, U+2066-2069), line and paragraph separators (U+2028, U+2029).
 _INVISIBLE = re.compile("[\u200b-\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff]")
 _NAME_BREAKS = re.compile(r"[\n\t]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def without_surrogates(text: str) -> str:
     """Text decoded from JSON `\\ud800`-style escapes as proper Unicode: a pair becomes its character,
     a lone surrogate U+FFFD (a lone one cannot be encoded, and every later stage encodes)."""
-    if not any("\ud800" <= c <= "\udfff" for c in text):
+    if not _SURROGATE.search(text):
         return text
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
