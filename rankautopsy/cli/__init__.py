@@ -58,11 +58,6 @@ app = typer.Typer(
     rich_markup_mode=None,
     no_args_is_help=True,
 )
-app.add_typer(rules_app, name="rules")
-app.command("explain")(explain_command)
-app.command("scan")(scan_command)
-app.command("drill")(drill_command)
-app.command("watch")(watch_command)
 _state: dict[str, Any] = {"debug": False, "command": PROG}
 
 
@@ -223,6 +218,14 @@ def diagnose_command(
     _emit(result, output_format, output, terminal)
     exits = {Outcome.FIRST_DEATH: Exit.DEATH, Outcome.HANG: Exit.DEATH, Outcome.UNDETERMINED: Exit.UNDETERMINED}
     raise typer.Exit(Exit.NO_DEATH if exit_zero else exits.get(result.verdict.outcome, Exit.NO_DEATH))
+
+
+# Listed in `--help` in this order: the main command first, then what runs on nodes and during a run.
+app.command("scan")(scan_command)
+app.command("watch")(watch_command)
+app.command("explain")(explain_command)
+app.command("drill")(drill_command)
+app.add_typer(rules_app, name="rules")
 
 
 def use_color(flag: bool | None, stream: IO[str]) -> bool:
