@@ -30,7 +30,7 @@ import regex
 from rankautopsy.model import Assembly, Effect, Role, Rule, StreamKind
 from rankautopsy.scan.chunkview import ChannelCache, View, head_end, logical_lines, sample
 from rankautopsy.scan.engine import Engine, Match
-from rankautopsy.scan.matcher import Budget, CompiledRule, Hit
+from rankautopsy.scan.matcher import Budget, CompiledRule, Hit, facts_of
 from rankautopsy.sources.clocks import ClockContext
 from rankautopsy.sources.discover import Source
 from rankautopsy.sources.lines import SNIFF_LINES, Channel, Line, LineParser, Stream, build_stream
@@ -122,7 +122,7 @@ def _read_whole(selection: _Selection, parts: list[bytes], chunks: Iterable[Chun
         for rule in sorted(candidates[index]):
             compiled = selection.rules[rule]
             if (m := selection.budget.search(compiled, stream.texts[index])) is not None:
-                facts = {k: v for k, v in m.groupdict().items() if v is not None}
+                facts = facts_of(m)
                 repeat = selection._repeated(rule, lines[index].channel, facts, (len(hits), 0))
                 if repeat.drop is not None:
                     dropped.add(repeat.drop[0])
@@ -265,7 +265,7 @@ class _Selection:
                     if (seg, index) in found:
                         hit_lines.add(start)
                     elif (m := self.budget.search(self.rules[index], line.text)) is not None:
-                        facts = {k: v for k, v in m.groupdict().items() if v is not None}
+                        facts = facts_of(m)
                         repeat = self._repeated(index, line.channel, facts, (number, seg))
                         if repeat.keep:
                             found[(seg, index)] = facts
@@ -292,8 +292,7 @@ class _Selection:
             m = self.rules[index].pattern.search(text)
             if m is None:
                 continue
-            facts = {k: v for k, v in m.groupdict().items() if v is not None}
-            key = (index, channel, tuple(sorted(facts.items())))
+            key = _repeat_key(index, channel, facts_of(m))
             if key not in self.repeats or self.repeats[key][1] < REPEATS:
                 return False
             keys.append(key)
@@ -312,7 +311,7 @@ class _Selection:
             return _KEEP
         if rule.role is Role.CONTEXT and rule.effects - {Effect.IDENTITY}:
             return _KEEP
-        key = (index, channel, tuple(sorted(facts.items())))
+        key = _repeat_key(index, channel, facts)
         first, seen, last = self.repeats.get(key, (where, 0, None))
         if seen < REPEATS:
             self.repeats[key] = (first, seen + 1, None)
@@ -587,6 +586,13 @@ class _Selection:
 
     def _room(self) -> bool:
         return len(self.lines) < MAX_SELECTED
+
+
+def _repeat_key(
+    index: int, channel: Channel, facts: dict[str, str]
+) -> tuple[int, Channel, tuple[tuple[str, str], ...]]:
+    """What makes two hits repeats of one another: the rule, the channel and the facts."""
+    return index, channel, tuple(sorted(facts.items()))
 
 
 def _counts_repeats(rule: Rule) -> bool:

@@ -16,7 +16,15 @@ from datetime import datetime
 from rankautopsy.model import StreamKind, TimeSpan
 from rankautopsy.sources.clocks import ClockContext, find_time, parse_kernel_line, wall_from_monotonic
 from rankautopsy.sources.discover import Source
-from rankautopsy.sources.prefixes import NO_PREFIX, Profile, Taught, sniff_profile, starts_tagged, strip_prefixes
+from rankautopsy.sources.prefixes import (
+    NO_PREFIX,
+    Prefix,
+    Profile,
+    Taught,
+    sniff_profile,
+    starts_tagged,
+    strip_prefixes,
+)
 from rankautopsy.sources.ranks import content_rank, content_rank_shapes
 from rankautopsy.sources.read import MAX_LINE, segments, split_lines
 from rankautopsy.sources.sanitize import clean
@@ -137,10 +145,14 @@ class LineParser:
         for part in segments(raw):
             cleaned = clean(part)
             text, prefix = strip_prefixes(cleaned, profile=self._profile)
-            rank = next((r for r in (prefix.rank, prefix.task, self._where.rank) if r is not None), None)
-            local = prefix.local_rank if prefix.local_rank is not None else self._where.local_rank
+            rank, local = self._channel_of(prefix)
             out.append((None if rank is None and self.shapes() else (rank, local), len(cleaned) - len(text)))
         return out
+
+    def _channel_of(self, prefix: Prefix) -> Channel:
+        """The channel a line's prefixes and its file's path give (None rank: its words may tell)."""
+        rank = next((r for r in (prefix.rank, prefix.task, self._where.rank) if r is not None), None)
+        return rank, prefix.local_rank if prefix.local_rank is not None else self._where.local_rank
 
     def message(self, raw: str, timed: set[Channel]) -> tuple[Channel, str] | None:
         """The channel and message text of a one-piece line whose channel its prefixes or path decide,
@@ -149,10 +161,9 @@ class LineParser:
         if self.kernel or "\r" in raw:
             return None
         text, prefix = strip_prefixes(clean(raw[:MAX_LINE]), profile=self._profile)  # as `pieces` clips
-        rank = next((r for r in (prefix.rank, prefix.task, self._where.rank) if r is not None), None)
-        if rank is None and self.shapes():
+        channel = self._channel_of(prefix)
+        if channel[0] is None and self.shapes():
             return None
-        channel = (rank, prefix.local_rank if prefix.local_rank is not None else self._where.local_rank)
         if channel not in timed and (
             (find_time(prefix.stamp, self._ctx) if prefix.stamp else None) or find_time(text, self._ctx)
         ):
