@@ -252,7 +252,7 @@ def test_epilogue_mode_is_silent_and_never_fails(tmp_path: Path, capfd: pytest.C
 def test_an_epilogue_scan_past_its_time_bound_still_exits_0(tmp_path: Path) -> None:
     slow = tmp_path / "big.log"
     line = b"[default0]:2026-11-29 07:00:00,000 INFO step 1 loss 0.5 " + b"x" * 200 + b"\n"
-    slow.write_bytes(line * 20_000)
+    slow.write_bytes(line * 200_000)  # 52 MB: well past 0.05 s of scanning, however fast the scan gets
     out = tmp_path / "node.jsonl"
     done = subprocess.run(
         _cli("scan", "--epilogue", "--timeout", "0.05", str(slow), "-o", str(out)), capture_output=True

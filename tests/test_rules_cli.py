@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
 import sys
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -332,6 +334,10 @@ def test_a_taught_prefix_over_its_time_bound_is_passed_over_and_named(
     """A prefix pattern runs on every parsed line: its time is bounded per stream, not only per line
     (2,000 lines at the per-line bound would be 100 s). Past it the tag is not read, and a note says so."""
     monkeypatch.setattr(prefixes, "TAUGHT_SECONDS", 0.002)
+    # a clock that moves 1 µs per reading: each match costs 1 µs, so the bound lasts 2,000 matches (past
+    # the head's, short of the 20,000 lines) whatever else runs on the machine
+    ticks = itertools.count()
+    monkeypatch.setattr(prefixes, "time", types.SimpleNamespace(perf_counter=lambda: next(ticks) * 1e-6))
     pack = tmp_path / "tag.yaml"
     pack.write_text(
         "rules:\n  - id: inhouse.task-tag\n    title: t\n    cause: context\n    role: context\n"
