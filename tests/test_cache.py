@@ -10,7 +10,8 @@ import pytest
 from rankautopsy import cache
 from rankautopsy.model import Rule
 from rankautopsy.rulepacks import cached
-from rankautopsy.rulepacks.loader import _validated_builtins, builtin_pack_paths, load_rules
+from rankautopsy.rulepacks.loader import BUILTIN_DIR, _validated_builtins, builtin_pack_paths, load_rules
+from rankautopsy.rulepacks.rule import REMEDIATION_FILE
 from rankautopsy.scan.matcher import compile_rules
 
 
@@ -117,3 +118,36 @@ def test_prefilters_from_the_cache_equal_fresh_ones(folder: Path) -> None:
     entry = _entry(folder, "prefilters")
     entry.write_bytes(entry.read_bytes()[:-5])  # truncated: its checksum fails
     assert [c.prefilter for c in compile_rules(rules)] == [c.prefilter for c in first]
+
+
+def test_the_remediation_checklist_from_the_cache_equals_the_parsed_one(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rankautopsy.rulepacks import remediation
+
+    path = BUILTIN_DIR / REMEDIATION_FILE
+    remediation._load_remediation.cache_clear()
+    parsed = remediation._parse_remediation(path)
+    assert remediation._load_remediation(path) == parsed  # parsed, then stored
+    remediation._load_remediation.cache_clear()
+
+    def no_parse(path: Path) -> None:
+        raise AssertionError("parsed although the cache holds it")
+
+    monkeypatch.setattr(remediation, "_parse_remediation", no_parse)
+    assert remediation._load_remediation(path) == parsed  # from the cache entry
+    remediation._load_remediation.cache_clear()
+
+
+def test_a_forged_remediation_entry_is_parsed_again(folder: Path, tmp_path: Path) -> None:
+    from rankautopsy.rulepacks import remediation
+
+    path = tmp_path / "remediation.yaml"
+    path.write_bytes((BUILTIN_DIR / REMEDIATION_FILE).read_bytes())
+    remediation._load_remediation.cache_clear()
+    parsed = remediation._load_remediation(path)
+    key = _entry(folder, "remediation").name.removeprefix("remediation-").removesuffix(".cache")
+    for forged in (b"{}", b'{"fix_cause": {"nope": ["x"]}, "timeouts": ["t"], "detection": ["d"]}', b"[1]"):
+        cache.write("remediation", key, forged)
+        remediation._load_remediation.cache_clear()
+        assert remediation._load_remediation(path) == parsed

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
 
+from rankautopsy import __version__, cache
 from rankautopsy.errors import RulePackError
 from rankautopsy.model import Cause
 from rankautopsy.rulepacks.loader import BUILTIN_DIR, display_path
@@ -33,6 +35,46 @@ def load_remediation(path: Path | None = None) -> Remediation:
 
 @lru_cache(maxsize=4)
 def _load_remediation(path: Path) -> Remediation:
+    try:
+        key = cache.key_of(_CACHE_FORMAT, __version__, path.read_bytes())
+    except OSError:
+        return _parse_remediation(path)
+    if (body := cache.read(_CACHE_ENTRY, key)) is not None and (cached := _decode(body)) is not None:
+        return cached
+    result = _parse_remediation(path)
+    cache.write(_CACHE_ENTRY, key, _encode(result))
+    return result
+
+
+# the checked checklist, as JSON in the per-user cache, keyed by the file's bytes and the tool's version
+_CACHE_ENTRY = "remediation"
+_CACHE_FORMAT = "1"
+
+
+def _encode(r: Remediation) -> bytes:
+    fix = {cause.value: list(steps) for cause, steps in r.fix_cause.items()}
+    return json.dumps({"fix_cause": fix, "timeouts": list(r.timeouts), "detection": list(r.detection)}).encode()
+
+
+def _decode(body: bytes) -> Remediation | None:
+    try:
+        d = json.loads(body)
+        fix = {Cause(name): _texts(steps) for name, steps in d["fix_cause"].items()}
+        timeouts, detection = _texts(d["timeouts"]), _texts(d["detection"])
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+    if not (timeouts and detection and fix) or not all(fix.values()) or not set(fix) <= ROOT_CAUSES:
+        return None
+    return Remediation(MappingProxyType(fix), timeouts, detection)
+
+
+def _texts(values: object) -> tuple[str, ...]:
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        raise TypeError("not a list of strings")
+    return tuple(values)
+
+
+def _parse_remediation(path: Path) -> Remediation:
     report = Report(display_path(path, builtin=True))
     result = None
     if (parsed := parse_yaml(path, report)) is not None:
