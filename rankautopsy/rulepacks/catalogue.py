@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import sys
 from collections.abc import Iterable, Sequence
@@ -114,6 +113,8 @@ def find_rule(rules: Sequence[Rule], name: str) -> Rule:
         by_name.update({alias: rule for alias in rule.aliases if alias not in by_name})
     if name in by_name:
         return by_name[name]
+    import difflib  # only for an unknown name
+
     close = difflib.get_close_matches(name, list(by_name), n=1)
     hint = f"did you mean {close[0]!r}?" if close else "see `rankautopsy rules list`"
     raise UsageError(f"unknown rule {clean(name)!r}", hint=hint)

@@ -3,7 +3,6 @@ pattern captures, the pattern against catastrophic backtracking) and its example
 
 from __future__ import annotations
 
-import difflib
 import itertools
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -53,6 +52,8 @@ _E = TypeVar("_E", bound=StrEnum)
 
 
 def unknown(what: str, value: str, choices: Sequence[str]) -> str:
+    import difflib  # only for an unknown name: ~9 ms of every start otherwise
+
     close = difflib.get_close_matches(value, choices, n=1)
     hint = f"did you mean {close[0]!r}?" if close else "one of: " + ", ".join(choices)
     return f"unknown {what} {value!r} ({hint})"

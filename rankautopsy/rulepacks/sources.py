@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +59,8 @@ def project_rule_sources(cwd: Path) -> list[RulePath]:
     if pyproject is None:
         return []
     text = _read_text(pyproject)
+    import tomllib  # only where there is a pyproject.toml
+
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -12,7 +12,6 @@ the main process's, or lose the signal), so it unblocks them only then.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
 import sys
@@ -56,7 +55,11 @@ def run_all(
 ) -> list[_R]:
     """`work` on every job, in job order; the heaviest jobs start first; `done` is told of each job
     as it finishes, here in the main process."""
-    if workers <= 1 or len(jobs) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+    if workers <= 1 or len(jobs) <= 1:
+        return [_tell(work(job), job, done) for job in jobs]
+    import multiprocessing  # a small diagnosis runs in one process and need not pay for it
+
+    if "fork" not in multiprocessing.get_all_start_methods():
         return [_tell(work(job), job, done) for job in jobs]
     order = sorted(range(len(jobs)), key=lambda i: -weight(jobs[i]))
     results: dict[int, _R] = {}
