@@ -5,9 +5,6 @@ Commands import the pipeline, rich and the renderers inside their functions, so 
 `--version` and shell completion stay fast. A command module registers itself with a line below.
 """
 
-from __future__ import annotations
-
-import difflib
 import os
 import re
 import signal
@@ -239,7 +236,7 @@ def use_color(flag: bool | None, stream: IO[str]) -> bool:
     return stream.isatty()
 
 
-def _read_stdin(args: list[str], quiet: bool) -> Spool | None:
+def _read_stdin(args: list[str], quiet: bool) -> "Spool | None":
     from rankautopsy.sources.read import MAX_INPUT, spool
 
     if args.count(STDIN) > 1:
@@ -311,7 +308,7 @@ def _progress(quiet: bool, delay: float = 0.5) -> Iterator[_Display | None]:
         display.bar.stop()
 
 
-def _emit(result: Diagnosis, fmt: Format, output: str | None, terminal: Callable[[], None]) -> None:
+def _emit(result: "Diagnosis", fmt: Format, output: str | None, terminal: Callable[[], None]) -> None:
     """The chosen format to stdout, or to --output (written only now that the diagnosis succeeded)
     with the terminal report on stdout; `--format github` also appends the Markdown summary to
     $GITHUB_STEP_SUMMARY when it is set."""
@@ -333,7 +330,7 @@ def _emit(result: Diagnosis, fmt: Format, output: str | None, terminal: Callable
             handle.write(render_text(result, Format.MARKDOWN) + "\n")
 
 
-def _plain_report(result: Diagnosis) -> str:
+def _plain_report(result: "Diagnosis") -> str:
     import io
 
     from rankautopsy.render.terminal import make_console, render_terminal
@@ -343,19 +340,19 @@ def _plain_report(result: Diagnosis) -> str:
     return buffer.getvalue()
 
 
-def _write(path: Path, text: str) -> None:
+def _write(path: "Path", text: str) -> None:
     with _opened(path, "w") as handle:
         handle.write(text)
 
 
-def _opened(path: Path, mode: str) -> IO[str]:
+def _opened(path: "Path", mode: str) -> IO[str]:
     try:
         return path.open(mode, encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"cannot write: {exc.strerror or exc}", path=str(path)) from exc
 
 
-def _zone(name: str | None) -> tzinfo:
+def _zone(name: str | None) -> "tzinfo":
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
     from rankautopsy.sources.clocks import local_zone
@@ -368,7 +365,7 @@ def _zone(name: str | None) -> tzinfo:
         raise typer.BadParameter(f"unknown time zone {name!r}", param_hint="--tz") from None
 
 
-def _boot(value: str | None, zone: tzinfo) -> datetime | None:
+def _boot(value: str | None, zone: "tzinfo") -> "datetime | None":
     from rankautopsy.sources.clocks import parse_boot_time
 
     if value is None:
@@ -477,6 +474,8 @@ def usage_message(exc: typer.TyperException) -> str:
     name = _param_name(param) if param is not None else None
     if kind == "NoSuchOption":
         option = str(getattr(exc, "option_name", ""))
+        import difflib  # only for a mistyped option: ~9 ms of every start otherwise
+
         guess = difflib.get_close_matches(option, getattr(exc, "possibilities", None) or [], n=1)
         return f"unknown option {option}" + (f" (did you mean {guess[0]}?)" if guess else "")
     if kind == "MissingParameter" and name is not None:

@@ -1,8 +1,6 @@
 """`rankautopsy drill`: the injected-death test for CI. Exit 0 when diagnose named the rank and cause
 and the job ended in bounded time, 1 when not, 2 on bad usage (or without torch)."""
 
-from __future__ import annotations
-
 import sys
 from typing import Annotated
 

@@ -4,8 +4,6 @@ The terminal report shows only the cause-specific steps; this prints them with t
 (bound the wait, detect the next death fast) and the rules that report the cause.
 """
 
-from __future__ import annotations
-
 import json
 import sys
 from collections.abc import Sequence
@@ -57,7 +55,7 @@ def parse_cause(value: str) -> Cause:
     raise UsageError(f"unknown cause {clean(value)!r}; expected one of: {known}")
 
 
-def explain_text(cause: Cause, rem: Remediation, rules: Sequence[Rule]) -> str:
+def explain_text(cause: Cause, rem: "Remediation", rules: Sequence[Rule]) -> str:
     from rankautopsy.rulepacks.catalogue import CAUSES
 
     sections = [f"# {cause.value}: {CAUSES[cause]}"]
@@ -72,7 +70,7 @@ def explain_text(cause: Cause, rem: Remediation, rules: Sequence[Rule]) -> str:
     return "\n\n".join(sections)
 
 
-def explain_json(cause: Cause, rem: Remediation, rules: Sequence[Rule]) -> str:
+def explain_json(cause: Cause, rem: "Remediation", rules: Sequence[Rule]) -> str:
     from rankautopsy.rulepacks.catalogue import CAUSES
 
     doc = {

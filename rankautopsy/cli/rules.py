@@ -3,8 +3,6 @@
 The rule-pack modules are imported inside the commands: `--help` and completion need none of them.
 """
 
-from __future__ import annotations
-
 import sys
 from collections.abc import Sequence
 from enum import StrEnum
@@ -106,7 +104,7 @@ def test_command(
         raise typer.Exit(TESTS_FAILED)
 
 
-def _catalogue(cli_paths: Sequence[str] | None) -> tuple[Rule, ...]:
+def _catalogue(cli_paths: Sequence[str] | None) -> "tuple[Rule, ...]":
     from rankautopsy.rulepacks.loader import load_rules
     from rankautopsy.rulepacks.sources import user_rule_paths
 
@@ -117,7 +115,7 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-def _disables(pack: PackContents) -> str:
+def _disables(pack: "PackContents") -> str:
     return f" (disables {', '.join(pack.disabled)})" if pack.disabled else ""
 
 

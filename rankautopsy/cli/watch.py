@@ -4,8 +4,6 @@ Quiet until then, apart from a status line when stderr is a terminal. SIGINT and
 cleanly, as they end every command: the status line cleared, then the process dies of the signal.
 """
 
-from __future__ import annotations
-
 import os
 import queue
 import subprocess
@@ -151,7 +149,7 @@ def _stdin_lines() -> queue.Queue[bytes]:
     return lines
 
 
-def _run_hook(command: str, result: Diagnosis) -> None:
+def _run_hook(command: str, result: "Diagnosis") -> None:
     from rankautopsy.render import render_text
 
     verdict = render_text(result, Format.JSON)
@@ -172,7 +170,7 @@ class _StatusLine:
         self.shown = 0.0
         self.width = 0
 
-    def show(self, watcher: Watcher) -> None:
+    def show(self, watcher: "Watcher") -> None:
         now = time.monotonic()
         if not self.enabled or now - self.shown < 1.0:
             return
