@@ -202,3 +202,59 @@ def test_lightning_rank_prefix_is_a_content_rank_but_not_in_its_local_rank_messa
     assert [content_rank(x, shapes) for x in lines] == [0, 1, 2, 3]
     assert content_rank("[rank: 1] Received SIGTERM: 15", shapes) is None
     assert content_rank("[rank: 1] Child process with PID 4242 terminated with code -9.", shapes) is None
+
+
+IPYTHON_HEAD = (
+    "---------------------------------------------------------------------------\n"
+    "ProcessExitedException                    Traceback (most recent call last)\n"
+    "<command-1357939202606131> in <module>\n"
+    "----> 1 trainer.fit(model)\n"
+    "\n"
+    "/databricks/python/lib/python3.8/site-packages/pytorch_lightning/trainer/trainer.py in fit(self, model)\n"
+    "    551         self.checkpoint_connector.resume_start()\n"
+    "--> 553         self._run(model)\n"
+    "\n"
+    "File ~/venv/lib/python3.11/site-packages/torch/multiprocessing/spawn.py:170, in ProcessContext.join(self)\n"
+    "    168 if exitcode < 0:\n"
+    "--> 170     raise ProcessExitedException(\n"
+    "\n"
+)
+
+
+def test_an_ipython_traceback_runs_to_its_type_line(tmp_path: Path) -> None:
+    head = IPYTHON_HEAD.replace("ProcessExitedException  ", "ValueError              ")
+    d = run(tmp_path, {"rank_2.log": steps(2, 3) + head + "ValueError: bad sample 17\n"})
+    assert first(d) == (2, Cause.PYTHON_EXCEPTION)
+    assert d.verdict.first_death is not None and "bad sample 17" in d.verdict.first_death.detail
+
+
+def test_an_ipython_traceback_cut_before_its_type_line_is_a_failure_without_a_cause(tmp_path: Path) -> None:
+    d = run(tmp_path, {"cell.log": IPYTHON_HEAD})
+    assert d.verdict.outcome is Outcome.UNDETERMINED
+    assert d.verdict.first_death is None
+
+
+PADDLE_ABORT = (
+    "INFO 2021-05-16 22:14:00,648 launch_utils.py:307] terminate all the procs\n"
+    "ERROR 2021-05-16 22:14:00,649 launch_utils.py:545] ABORT!!! Out of all 4 trainers, the trainer process "
+    "with rank=[{ranks}] was aborted. Please check its log.\n"
+    "INFO 2021-05-16 22:14:03,652 launch_utils.py:307] terminate all the procs\n"
+)
+
+
+def test_paddles_launcher_list_of_dead_trainers_is_a_failure_but_not_an_order(tmp_path: Path) -> None:
+    d = run(tmp_path, {"console.log": PADDLE_ABORT.format(ranks="1, 2, 3")})
+    assert d.verdict.outcome is Outcome.UNDETERMINED  # not "no failure": the launcher saw trainers die
+    assert {e.rank for e in d.events if e.rank is not None} == set()
+    assert any(e.facts.get("ranks") == "1, 2, 3" for e in d.events)
+
+
+def test_a_glog_failure_signal_names_the_crashing_pid(tmp_path: Path) -> None:
+    console = (
+        'W1212 04:02:33.400863 24044 init.cc:205] *** Aborted at 1576123353 (unix time) try "date -d @1576123353"\n'
+        "W1212 04:02:33.403934 24044 init.cc:205] *** SIGSEGV (@0x0) received by PID 24044 (TID 0x7f6406bd7740) "
+        "from PID 0; stack trace: ***\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert d.verdict.outcome is Outcome.UNDETERMINED  # no line ties pid 24044 to a rank
+    assert any(e.cause is Cause.SEGFAULT and e.pid == 24044 for e in d.events)

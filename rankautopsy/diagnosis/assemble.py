@@ -75,9 +75,12 @@ def assemble_traceback(stream: Stream, start: int, memo: dict[int, int | None] |
                 result.facts["rank"] = m["rank"]
                 result.facts["spawn_raised"] = "1"  # spawn relays a child's traceback only for a raise
     memo = {} if memo is None else memo
-    if start not in memo:
-        _exception_line(stream, start, memo)
-    at = memo.get(start)
+    if _IPYTHON_HEADER.match(stream.texts[start]):
+        at = _ipython_exception_line(stream, start)
+    else:
+        if start not in memo:
+            _exception_line(stream, start, memo)
+        at = memo.get(start)
     if at is None or (m := _EXC_LINE.match(stream.texts[at])) is None:
         return result
     texts = stream.texts
@@ -119,6 +122,21 @@ def _exception_line(stream: Stream, start: int, memo: dict[int, int | None]) -> 
         end = j if _EXC_LINE.match(text) else None
         break
     memo.update((p, end if end is not None and end < p + _WINDOW else None) for p in passed)
+
+
+# IPython's (Jupyter, Databricks, Colab) traceback: `ValueError        Traceback (most recent call last)`,
+# then frames as `<command-1> in <module>` / `File /x.py:12, in f()` / `Cell In[3], line 1` headed lines,
+# numbered source lines, `---->` arrows and blank lines, then the `Type: message` line.
+_IPYTHON_HEADER = re.compile(r"^[A-Za-z_][\w.]*? *Traceback \(most recent call last\)$")
+_IPYTHON_FRAME = re.compile(r"^(?:\s|-+>|<|/|~|\.\.?/|[A-Za-z]:\\|File |Cell In ?\[|Input In ?\[|$)")
+
+
+def _ipython_exception_line(stream: Stream, start: int) -> int | None:
+    for j in _channel_lines(stream, start):
+        text = stream.texts[j]
+        if not _IPYTHON_FRAME.match(text):
+            return j if _EXC_LINE.match(text) else None
+    return None
 
 
 def assemble_faulthandler(stream: Stream, start: int) -> Assembled:
