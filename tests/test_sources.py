@@ -72,6 +72,22 @@ def test_srun_labels_only_where_the_stream_is_labelled() -> None:
     assert strip_prefixes("12: Traceback") == ("12: Traceback", Prefix())
 
 
+def test_hydra_rank_labels_only_where_the_stream_is_labelled() -> None:
+    labelled = [
+        "[0] step 1",
+        "[1] step 1",
+        "[2] Fatal Python error: Segmentation fault",
+        "[1] step 2",
+        "=   EXIT CODE: 9",
+    ]
+    profile = sniff_profile(labelled)
+    assert profile.hydra and not profile.template
+    assert strip_prefixes("[2] [rank2]: Traceback", profile=profile) == ("Traceback", Prefix(rank=2))
+    assert strip_prefixes("[2] Fatal Python error", profile=profile) == ("Fatal Python error", Prefix(rank=2))
+    assert not sniff_profile(["[1] one", "plain", "plain too", "and more"]).hydra
+    assert strip_prefixes("[2] Fatal Python error") == ("[2] Fatal Python error", Prefix())
+
+
 @given(st.text(max_size=200))
 @settings(max_examples=300)
 def test_strip_prefixes_never_raises_and_only_removes_a_head(line: str) -> None:

@@ -46,6 +46,9 @@ _RANK = re.compile(r"\[rank(?P<rank>\d{1,9})\]: ?")
 # torchrun's TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[${rank}]:' (PyTorch >= 2.2): taken only where it is
 # the stream's shape (most lines carry it), since `[12]:` alone could be anything
 _TEMPLATE = re.compile(r"\[(?P<rank>\d{1,9})\]:")
+# MPICH's Hydra `mpiexec -l` (`-prepend-rank`): `[3] ` before each line of rank 3's output. Taken only
+# where it is the stream's shape, as above.
+_HYDRA = re.compile(r"\[(?P<rank>\d{1,9})\] ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +109,7 @@ class Profile:
     pdsh: bool = False
     numbered: bool = False
     template: bool = False  # `[${rank}]:` on most lines
+    hydra: bool = False  # `[3] ` (mpiexec -l) on most lines
     taught: tuple[Taught, ...] = ()  # patterns of rules with the `prefix` effect (a user's launcher)
 
 
@@ -155,7 +159,8 @@ def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str,
         rank, pos = int(m["rank"]), m.end()
         host = m["host"] or host
         pid = int(m["pid"]) if m["pid"] else None
-    if profile.template and (m := _TEMPLATE.match(line, pos)) is not None:
+    shape = _TEMPLATE if profile.template else _HYDRA if profile.hydra else None
+    if shape is not None and (m := shape.match(line, pos)) is not None:
         rank, pos = int(m["rank"]), m.end()
     while line.startswith("[", pos):
         if (m := _RANK.match(line, pos)) is not None:
@@ -229,7 +234,8 @@ def sniff_profile(sample: list[str]) -> Profile:
     if pdsh:
         lines = [line[m.end() :] if (m := _PDSH.match(line)) else line for line in lines]
     template = _mostly(lines, _TEMPLATE, 0.6)
-    return Profile(srun=_mostly(lines, _SRUN), pdsh=pdsh, numbered=numbered, template=template)
+    hydra = not template and _mostly(lines, _HYDRA, 0.6)
+    return Profile(srun=_mostly(lines, _SRUN), pdsh=pdsh, numbered=numbered, template=template, hydra=hydra)
 
 
 def _mostly(lines: list[str], pattern: re.Pattern[str], share: float = 0.8) -> bool:
