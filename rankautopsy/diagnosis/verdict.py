@@ -783,7 +783,10 @@ def _name_hang(tl: Timeline, f: Findings) -> None:
     culprit = min(suspects, key=_progress_key)
     lost = sum(1 for r in reporters if _first_symptom_cause(tl, r) is Cause.PEER_LOST)
     vanished = lost > len(reporters) / 2 and culprit.torn_down is None  # stopped alive: it hung
-    cause = cause_of.get(culprit.rank) or (Cause.SILENT_EXIT if vanished else Cause.HANG)
+    crash = _unranked_crash_signal(tl) if vanished and culprit.exit is None else None
+    cause = cause_of.get(culprit.rank) or (
+        signal_cause(crash) if crash else Cause.SILENT_EXIT if vanished else Cause.HANG
+    )
     evidence = [i for i in culprit.events if tl.events[i].role is Role.PROGRESS][-1:]
     waits = [i for r in reporters for i in tl.ranks[r].events if is_symptom(tl.events[i])]
     evidence += sorted(waits, key=lambda i: (tl.events[i].cause is not Cause.COLLECTIVE_TIMEOUT, i))[:1]
@@ -818,6 +821,23 @@ def _name_hang(tl: Timeline, f: Findings) -> None:
     )
     if stopped_alive:
         f.reasoning.append(f"rank {culprit.rank} was still alive when the launcher stopped it: it hung, it did not die")
+    if crash:
+        f.reasoning.append(
+            f"the only crash signal an exit report tied to no rank gives is {signal_name(crash)}, and rank "
+            f"{culprit.rank} is the only rank without a failure of its own: taken as its death"
+        )
+
+
+_CRASH_CAUSES = (Cause.SEGFAULT, Cause.BUS_ERROR, Cause.ABORT)
+
+
+def _unranked_crash_signal(tl: Timeline) -> int | None:
+    """The one crash signal (not a kill, which may be the launcher's) in exit reports and job-level return
+    codes tied to no rank, such as the DeepSpeed launcher's `exits with return code = -11`."""
+    reports = [*tl.loose_exits, *(i for i, e in enumerate(tl.events) if e.rank is None and Effect.JOB_END in e.effects)]
+    found = {n for i in reports if (n := as_signal(exit_code(tl.events[i].facts))) is not None}
+    crashes = {n for n in found if signal_cause(n) in _CRASH_CAUSES}
+    return crashes.pop() if len(crashes) == 1 and len(found) == 1 else None
 
 
 def _name_culprit(tl: Timeline, f: Findings, culprit: RankState, cause: Cause, evidence: list[int], how: str) -> None:
