@@ -258,3 +258,35 @@ def test_a_glog_failure_signal_names_the_crashing_pid(tmp_path: Path) -> None:
     d = run(tmp_path, {"console.log": console})
     assert d.verdict.outcome is Outcome.UNDETERMINED  # no line ties pid 24044 to a rank
     assert any(e.cause is Cause.SEGFAULT and e.pid == 24044 for e in d.events)
+
+
+def _deepspeed_console(code: int) -> str:
+    spawn = (
+        "".join(
+            f"[2026-12-01 21:29:01,98{r}] [INFO] [launch.py:245:main] process 2733{8 + r} spawned with command: "
+            f"['/venv/bin/python3.11', '-u', 'job.py', '--local_rank={r}']\n"
+            for r in range(2)
+        )
+        + "[2026-12-01 21:29:02,004] [INFO] [launch.py:245:main] process 27340 spawned with command: "
+        + ("['/venv/bin/python3.11', '-u', 'job.py', '--local_rank=2']\n")
+    )
+    lost = "".join(
+        f"[rank{r}]: Traceback (most recent call last):\n"
+        f'[rank{r}]:   File "/job/job.py", line 346, in train\n'
+        f"[rank{r}]: RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection closed by peer "
+        "[127.0.1.1]:10670\n"
+        for r in range(2)
+    )
+    return (
+        spawn
+        + lost
+        + (
+            "[2026-12-01 21:29:15,252] [ERROR] [launch.py:259:sigkill_handler] ['/venv/bin/python3.11', '-u', "
+            f"'job.py', '--local_rank=2'] exits with return code = {code}\n"
+        )
+    )
+
+
+def test_the_launchers_unranked_crash_signal_is_the_eliminated_ranks_death(tmp_path: Path) -> None:
+    assert first(run(tmp_path / "segv", {"console.log": _deepspeed_console(-11)})) == (2, Cause.SEGFAULT)
+    assert first(run(tmp_path / "kill", {"console.log": _deepspeed_console(-9)})) == (2, Cause.SILENT_EXIT)
