@@ -2,21 +2,22 @@
 
 Every scenario below runs benchmarks/accuracy/real/job.py (or lit_job.py) under a real launcher on
 this machine (torch.multiprocessing.spawn, torchrun, two torchrun agents as two nodes, Open MPI's
-mpirun, SLURM's srun, Lightning, Accelerate), injects a real fault and keeps the bytes the
-processes printed. The ground truth of each case comes from the injector's own record (a JSON
-file written outside the logs the instant before the fault fires, or the generator's own record
-when it signals a rank from outside), never from any tool's output.
+mpirun, SLURM's srun, Lightning, Accelerate, DeepSpeed's launcher, MPICH's mpiexec), injects a real
+fault and keeps the bytes the processes printed. The ground truth of each case comes from the
+injector's own record (a JSON file written outside the logs the instant before the fault fires, or
+the generator's own record when it signals a rank from outside), never from any tool's output.
 
 Each launcher runs in its own UTS and mount namespace (unshare -mu) whose host name is node01
 (node02 for the second torchrun agent) and whose /etc/hosts names node01.cluster.internal, so the
 host name in the logs is already the placeholder. After the run only these strings are rewritten:
-the scratch directory (-> /job, its tmp/ -> /tmp), the virtualenv (-> /home/user/venv), the Python
+the scratch directory (-> /job, its tmp/ -> /tmp), the virtualenvs (-> /home/user/venv), the Python
 installation (-> /usr/local) and, should it leak, the real host name (-> node01). Nothing else in
 any line is edited. Kernel logs cannot be produced here; where a case has one, it is synthesised
 from the kernel's own format (mm/oom_kill.c) at the real time of the kill and for the real pid.
 
 Usage (with the venv that has torch 2.13.0, pyyaml, and for some cases lightning/accelerate,
-openmpi-bin, slurm-wlm and munge installed):
+openmpi-bin, slurm-wlm and munge installed; the deepspeed cases need DeepSpeed in a second venv,
+DEEPSPEED_VENV or <this venv>-ds, the mpich cases Debian's mpich):
 
     python benchmarks/accuracy/real/generate.py --list
     python benchmarks/accuracy/real/generate.py                      # every case, into this directory
@@ -63,6 +64,10 @@ HOSTS = {0: "node01", 1: "node02"}
 DOMAIN = "cluster.internal"
 RUN_TIMEOUT_S = 180
 ATTEMPTS = 3
+# DeepSpeed lives in its own virtualenv (it pulls pydantic, which the tool's venv must not get); that venv reads
+# torch from this one through a .pth file. Override with DEEPSPEED_VENV.
+DS_VENV = Path(os.environ.get("DEEPSPEED_VENV", sys.prefix + "-ds"))
+MPIEXEC_MPICH = "/usr/bin/mpiexec.mpich"  # Debian's mpich (Hydra), by its explicit name: `mpirun` stays Open MPI
 
 # --------------------------------------------------------------------------- scenarios as data
 
@@ -71,7 +76,7 @@ ATTEMPTS = 3
 class Scenario:
     id: str
     launcher: str  # the case.yaml launcher value
-    runner: str  # spawn | torchrun | torchrun2 | mpirun | srun | lightning | accelerate
+    runner: str  # spawn | torchrun | torchrun2 | mpirun | srun | lightning | accelerate | deepspeed | mpich
     description: str
     outcome: str  # first_death | hang | undetermined | clean
     cause: str | None
@@ -90,6 +95,7 @@ class Scenario:
     notes: str = ""
     options: list[str] = field(default_factory=list)
     needles: list[str] = field(default_factory=list)  # must appear in the kept logs ({pid} = the victim's pid)
+    absent: list[str] = field(default_factory=list)  # must not appear in the kept logs ({pid} as in needles)
     env: dict[str, str] = field(default_factory=dict)
     interrupt: float | None = None  # Ctrl-C: SIGINT to the launcher's process group this long after the injection
 
@@ -1159,6 +1165,241 @@ add(
     ),
 )
 
+# ---- DeepSpeed's launcher (deepspeed CLI: runner.py -> deepspeed.launcher.launch -> one python per rank) -------
+# No GPU here: DS_ACCELERATOR=cpu and --num_gpus N give N local slots; launch.py sets RANK/LOCAL_RANK/WORLD_SIZE/
+# MASTER_ADDR/MASTER_PORT as torchrun does and passes --local_rank=N; the job uses gloo, not deepspeed.initialize.
+DSENV = {"DS_ACCELERATOR": "cpu"}
+add(
+    S(
+        "deepspeed-raise-rank1-logging",
+        "deepspeed",
+        "deepspeed",
+        "deepspeed --num_gpus 3 (DS_ACCELERATOR=cpu, gloo), logging with asctime; rank 1 raises ValueError on a bad "
+        "sample at step 4",
+        "first_death",
+        "python_exception",
+        style="logging",
+        faults=["raise:1:4"],
+        env=DSENV,
+        why="the dataset raised ValueError in rank 1 (pid {pid}) at {when}; its traceback is prefixed [rank1]:",
+        needles=["[rank1]: ValueError", "exits with return code"],
+    ),
+    S(
+        "deepspeed-segfault-rank2-print",
+        "deepspeed",
+        "deepspeed",
+        "deepspeed --num_gpus 3 (cpu, gloo), plain print; rank 2 segfaults at step 3 without faulthandler",
+        "first_death",
+        "segfault",
+        faults=["segv:2:3"],
+        env=DSENV,
+        why="the injector segfaulted rank 2 (pid {pid}) at {when}; launch.py says only 'exits with return code = "
+        "-11' (signal 11) after the command line of the last rank it spawned (--local_rank=2 whichever rank failed); "
+        "ranks 0 and 1 each printed a [rankN]: RuntimeError (gloo: connection closed by peer), which exits 1, and "
+        "rank 2 alone printed nothing, so the -11 is rank 2's",
+        needles=["exits with return code = -11", "[rank0]: RuntimeError", "[rank1]: RuntimeError"],
+    ),
+    S(
+        "deepspeed-sigkill-oom-rank0-hf",
+        "deepspeed",
+        "deepspeed",
+        "deepspeed --num_gpus 3 (cpu, gloo), HF-like logging; rank 0 is SIGKILLed from outside at step 4, kernel OOM "
+        "log",
+        "first_death",
+        "host_oom",
+        style="hf",
+        external=("SIGKILL", 0, 4),
+        dmesg="oom",
+        env=DSENV,
+        why="the generator sent SIGKILL to rank 0 (pid {pid}) at {when}, standing in for the OOM-killer; dmesg.txt "
+        "names that pid, which launch.py's 'process {pid} spawned with command: [... --local_rank=0 ...]' ties to "
+        "rank 0",
+        notes="dmesg.txt is synthesised from the kernel's own format (mm/oom_kill.c) for the real pid at the real "
+        "time of the kill; the kill itself was a real SIGKILL sent by the generator.",
+        needles=["exits with return code"],
+    ),
+    S(
+        "deepspeed-exit3-rank1-loguru",
+        "deepspeed",
+        "deepspeed",
+        "deepspeed --num_gpus 3 (cpu, gloo), loguru-like; rank 1 calls sys.exit(3) at step 4 without a message",
+        "first_death",
+        "silent_exit",
+        style="loguru",
+        faults=["exit:1:4"],
+        env=DSENV,
+        sure="medium",
+        why="rank 1 (pid {pid}) called sys.exit(3) at {when} and printed nothing; launch.py's 'exits with return code "
+        "= 3' follows the command line of the last rank spawned (--local_rank=2), but rank 2, like rank 0, printed "
+        "a [rankN]: RuntimeError (gloo: connection closed by peer), which exits 1: the 3 is the silent rank 1's",
+        needles=["exits with return code = 3", "[rank0]: RuntimeError", "[rank2]: RuntimeError"],
+    ),
+    S(
+        "deepspeed-straggler-rank2-logging",
+        "deepspeed",
+        "deepspeed",
+        "deepspeed --num_gpus 3 (cpu, gloo), logging, 20 s PG timeout; rank 2 sleeps 60 s at step 3, the others time "
+        "out",
+        "hang",
+        "hang",
+        style="logging",
+        faults=["straggle:2:3"],
+        job=["--pg-timeout", "20"],
+        env=DSENV,
+        why="rank 2 (pid {pid}) stopped progressing at step 3 at {when} (alive, sleeping); ranks 0 and 1 timed out "
+        "20 s later and launch.py killed rank 2",
+        needles=["Timed out"],
+    ),
+    S(
+        "deepspeed-eachranklog-segfault-rank1-faulthandler",
+        "deepspeed",
+        "deepspeed",
+        "deepspeed --num_gpus 3 --enable_each_rank_log logs/ranks (each rank's stdout+stderr in its own "
+        "<time>_rankN.log, the console keeps only the launcher's lines), logging, faulthandler on; rank 1 segfaults "
+        "at step 4",
+        "first_death",
+        "segfault",
+        style="logging",
+        largs=["--enable_each_rank_log", "{logs}/ranks"],
+        faults=["segv:1:4"],
+        job=["--faulthandler"],
+        env=DSENV,
+        why="the injector segfaulted rank 1 (pid {pid}) at {when}; faulthandler's 'Fatal Python error: Segmentation "
+        "fault' is in the file named _rank1.log",
+        needles=["Fatal Python error: Segmentation fault", "exits with return code"],
+    ),
+    S(
+        "deepspeed-clean-hf",
+        "deepspeed",
+        "deepspeed",
+        "deepspeed --num_gpus 2 (cpu, gloo), HF-like logging; finishes",
+        "clean",
+        None,
+        nproc=2,
+        style="hf",
+        env=DSENV,
+        truth_rank="none",
+        why="nothing was injected; training completed and launch.py reports every process exiting successfully",
+    ),
+)
+
+# ---- MPICH (Debian's mpich, Hydra: mpiexec.mpich); ranks read PMI_RANK / PMI_SIZE (--rank-from mpi) -----------
+add(
+    S(
+        "mpich-raise-rank1-logging",
+        "mpich",
+        "mpich",
+        "3 ranks under MPICH's mpiexec (Hydra, no rank labels), logging with asctime; rank 1 raises ValueError at "
+        "step 4",
+        "first_death",
+        "python_exception",
+        style="logging",
+        faults=["raise:1:4"],
+        why="the dataset raised ValueError in rank 1 (pid {pid}) at {when}; its traceback is prefixed [rank1]:",
+        needles=["[rank1]: ValueError"],
+    ),
+    S(
+        "mpich-segfault-rank2-print",
+        "mpich",
+        "mpich",
+        "3 ranks under MPICH's mpiexec (no rank labels), plain print, no faulthandler; rank 2 segfaults at step 3",
+        "undetermined",
+        "segfault",
+        faults=["segv:2:3"],
+        truth_rank="none",
+        sure="medium",
+        why="the injector segfaulted rank 2 (pid {pid}) at {when}; Hydra then SIGKILLed the other two at once (they "
+        "printed nothing) and its banner names one of them: the PID it shows is a survivor's (the one whose 'worker "
+        "N/3 up (pid ...)' line matches) with EXIT CODE: 9, a kill, while the exit string says Segmentation fault "
+        "(signal 11) (Hydra ORs every process's wait status into it); the bare prints carry no rank and all ranks "
+        "stop at the same step, so the logs show a segfault but not whose",
+        notes="Ground truth by injection: rank 2 segfaulted (see injected). In the run kept the banner's PID is a "
+        "rank that Hydra killed, not the rank that crashed, so the truth is undetermined with cause segfault.",
+        needles=["BAD TERMINATION", "signal 11"],
+        absent=["PID {pid} RUNNING AT"],  # the truth above holds only when the banner names a survivor
+    ),
+    S(
+        "mpich-segfault-rank1-label-faulthandler-hf",
+        "mpich",
+        "mpich",
+        "3 ranks under MPICH's mpiexec -l (each line prefixed [rank]), HF-like, faulthandler on; rank 1 segfaults "
+        "at step 4",
+        "first_death",
+        "segfault",
+        style="hf",
+        largs=["-l"],
+        faults=["segv:1:4"],
+        job=["--faulthandler"],
+        why="the injector segfaulted rank 1 (pid {pid}) at {when}; faulthandler's 'Fatal Python error: Segmentation "
+        "fault' dump carries Hydra's [1] prefix (the banner's PID, with EXIT CODE: 9, is another rank, killed by "
+        "Hydra's cleanup)",
+        needles=["Fatal Python error: Segmentation fault", "BAD TERMINATION"],
+    ),
+    S(
+        "mpich-sigkill-oom-rank1-loguru",
+        "mpich",
+        "mpich",
+        "3 ranks under MPICH's mpiexec (no rank labels), loguru-like; rank 1 is SIGKILLed from outside at step 4, "
+        "kernel OOM log",
+        "first_death",
+        "host_oom",
+        style="loguru",
+        external=("SIGKILL", 1, 4),
+        dmesg="oom",
+        why="the generator sent SIGKILL to rank 1 (pid {pid}) at {when}, standing in for the OOM-killer; dmesg.txt "
+        "names that pid, which rank 1's first line ('rank 1/3 pid {pid}') ties to rank 1; Hydra's banner names "
+        "another rank's PID (killed in its cleanup, EXIT CODE: 9 like the victim)",
+        notes="dmesg.txt is synthesised from the kernel's own format (mm/oom_kill.c) for the real pid at the real "
+        "time of the kill; the kill itself was a real SIGKILL sent by the generator.",
+        needles=["BAD TERMINATION"],
+    ),
+    S(
+        "mpich-exit3-rank2-hf",
+        "mpich",
+        "mpich",
+        "3 ranks under MPICH's mpiexec -l, HF-like; rank 2 calls sys.exit(3) at step 3 without a message",
+        "first_death",
+        "silent_exit",
+        style="hf",
+        largs=["-l"],
+        faults=["exit:2:3"],
+        sure="medium",
+        why="rank 2 (pid {pid}) called sys.exit(3) at {when} and printed nothing; mpiexec printed no banner and no "
+        "exit code either (it only exited 3): ranks 0 and 1 each printed a [rankN]: RuntimeError (gloo: connection "
+        "closed by peer), rank 2 alone ended without a word",
+        needles=["[0] [rank0]: RuntimeError", "[1] [rank1]: RuntimeError"],
+        absent=["BAD TERMINATION"],
+    ),
+    S(
+        "mpich-straggler-rank1-logging",
+        "mpich",
+        "mpich",
+        "3 ranks under MPICH's mpiexec -l, logging, 20 s PG timeout; rank 1 sleeps 60 s at step 3, the others time out",
+        "hang",
+        "hang",
+        style="logging",
+        largs=["-l"],
+        faults=["straggle:1:3"],
+        job=["--pg-timeout", "20"],
+        why="rank 1 (pid {pid}) stopped progressing at step 3 at {when} (alive, sleeping); ranks 0 and 2 timed out "
+        "20 s later ([0] [rank0]: / [2] [rank2]: ... Timed out waiting 20000ms) and exited 1, which Hydra does not "
+        "treat as a reason to kill the rest: rank 1 woke after its 60 s sleep and only then failed, last, with "
+        "Connection closed by peer",
+        needles=["Timed out"],
+        absent=["BAD TERMINATION"],
+    ),
+    S(
+        "mpich-clean-print",
+        "mpich",
+        "mpich",
+        "3 ranks under MPICH's mpiexec (no rank labels), plain print; finishes",
+        "clean",
+        None,
+        truth_rank="none",
+        why="nothing was injected; every rank finished and mpiexec exited 0",
+    ),
+)
+
 BY_ID = {s.id: s for s in SCENARIOS}
 assert len(BY_ID) == len(SCENARIOS), "duplicate case ids"
 
@@ -1322,6 +1563,12 @@ def _argvs(sc: Scenario, work: Path, port: int) -> list[tuple[str, list[str], st
         ]
     if sc.runner == "lightning":
         return [("node01", [py, "lit_job.py", "--devices", str(sc.nproc), *ja], cons)]
+    if sc.runner == "deepspeed":
+        # runner.py -> `python -u -m deepspeed.launcher.launch` -> one `python -u job.py --local_rank=N` per rank
+        ds = [str(DS_VENV / "bin" / "deepspeed"), "--num_gpus", str(sc.nproc), "--master_port", str(port)]
+        return [("node01", [*ds, *largs, "job.py", *ja], cons)]
+    if sc.runner == "mpich":
+        return [("node01", [MPIEXEC_MPICH, "-n", str(sc.nproc), *largs, py, "job.py", "--rank-from", "mpi", *ja], cons)]
     if sc.runner == "accelerate":
         return [
             (
@@ -1362,6 +1609,7 @@ def _read_jsonl(p: Path) -> list[dict]:
 def _launch(sc: Scenario, work: Path) -> Run:
     port = _free_port()
     env = _env(work, port)
+    env.update(sc.env)
     procs: list[subprocess.Popen] = []
     pumps: list[threading.Thread] = []
     for host, argv, cons in _argvs(sc, work, port):
@@ -1471,6 +1719,8 @@ def _normaliser(work: Path):
     addp(str(work), JOB_PH)
     if sys.prefix != sys.base_prefix:
         addp(sys.prefix, VENV_PH)
+    if DS_VENV.is_dir():
+        addp(str(DS_VENV), VENV_PH)
     addp(sys.base_prefix, PY_PH)
     pairs.sort(key=lambda p: len(p[0]), reverse=True)
     path_re = re.compile("|".join(re.escape(s) + r"(?=[/\"'\s:),]|$)" for s, _ in pairs), re.M)
@@ -1611,6 +1861,10 @@ def _check(sc: Scenario, run: Run, case: Path) -> list[str]:
         n = n.replace("{pid}", str(victim))
         if n not in text:
             probs.append(f"missing in logs: {n!r}")
+    for n in sc.absent:
+        n = n.replace("{pid}", str(victim))
+        if n in text:
+            probs.append(f"present in logs: {n!r}")
     if sc.dmesg == "real" and victim is not None and not any(f"[{victim}]: segfault" in ln for ln in run.kernel_new):
         probs.append(f"the kernel log has no segfault line for pid {victim}")
     size = sum(f.stat().st_size for f in case.rglob("*") if f.is_file())

@@ -5,7 +5,7 @@ It is deliberately not fixtures/train.py: another model (a small conv net on syn
 barrier-free "eval" all_gather), other messages, and five logging shapes chosen per run.
 
 Where the rank comes from (--rank-from):
-  env     RANK / WORLD_SIZE (torchrun, accelerate launch)
+  env     RANK / WORLD_SIZE (torchrun, accelerate launch, deepspeed)
   mpi     OMPI_COMM_WORLD_RANK / OMPI_COMM_WORLD_SIZE (mpirun), PMI_RANK / PMI_SIZE (mpich)
   slurm   SLURM_PROCID / SLURM_NTASKS (srun)
   spawn   torch.multiprocessing.spawn (use --spawn N: this script is the parent)
@@ -81,6 +81,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--straggle-s", type=float, default=60.0)
     p.add_argument("--side", default=os.environ.get("JOB_SIDE", ""))
     p.add_argument("--seed", type=int, default=1234)
+    p.add_argument("--local_rank", type=int, default=-1, help="passed by deepspeed's launch.py (LOCAL_RANK is in env)")
     p.add_argument(
         "--framework",
         choices=("plain", "accelerate"),
