@@ -290,3 +290,20 @@ def _deepspeed_console(code: int) -> str:
 def test_the_launchers_unranked_crash_signal_is_the_eliminated_ranks_death(tmp_path: Path) -> None:
     assert first(run(tmp_path / "segv", {"console.log": _deepspeed_console(-11)})) == (2, Cause.SEGFAULT)
     assert first(run(tmp_path / "kill", {"console.log": _deepspeed_console(-9)})) == (2, Cause.SILENT_EXIT)
+
+
+def test_a_rank_seen_only_by_its_hydra_label_is_the_one_the_others_lost(tmp_path: Path) -> None:
+    start = "".join(
+        f"[{r}] [INFO|job.py:256] 2026-12-01 21:33:1{r},529 >> Process rank: {r}, device: cpu\n" for r in range(3)
+    )
+    lost = "".join(
+        f"[{r}] [rank{r}]: Traceback (most recent call last):\n"
+        f'[{r}] [rank{r}]:   File "/job/job.py", line 346, in train\n'
+        f"[{r}] [rank{r}]: RuntimeError: [../gloo/transport/tcp/pair.cc:553] Connection closed by peer [::1]:1579\n"
+        for r in range(2)
+    )
+    d = run(tmp_path / "three", {"console.log": start + lost})
+    assert first(d) == (2, Cause.SILENT_EXIT)
+    assert any("its lines show it ran" in why for why in d.verdict.caps)
+    two = "".join(line + "\n" for line in start.splitlines() if not line.startswith("[2]"))
+    assert run(tmp_path / "two", {"console.log": two + lost}).verdict.first_death is None

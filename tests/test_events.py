@@ -278,3 +278,20 @@ def test_collected_parts_merge_in_memory_as_they_do_through_files() -> None:
     node_2 = Options(paths=[str(p) for p in RAW[2:]], tz=UTC)
     merged = conclude(Collected.merge([collect(node_1), collect(node_2)]), node_1)
     assert json.loads(render_json(merged)) == report(*RAW)
+
+
+def test_ranks_seen_only_in_the_head_survive_an_event_file(tmp_path: Path) -> None:
+    console = tmp_path / "console.log"
+    console.write_text(
+        "".join(f"[{r}] 2026-12-01 21:33:1{r},529 INFO rank {r} up\n" for r in range(3))
+        + "".join(
+            f"[{r}] [rank{r}]: RuntimeError: [../gloo/transport/tcp/pair.cc:553] Connection closed by peer [::1]:1\n"
+            for r in range(2)
+        )
+    )
+    out = tmp_path / "node01.events.jsonl"
+    assert scan(console, "--host", "node01", "-o", out) == 0
+    (kept,) = [r for r in records(out) if r.get("type") == "input"]
+    assert kept["stream"]["head_ranks"] == [0, 1, 2]
+    assert report(out)["verdict"] == report(console)["verdict"]
+    assert report(out)["verdict"]["first_death"]["rank"] == 2

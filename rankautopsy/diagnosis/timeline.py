@@ -61,6 +61,7 @@ class Timeline:
     ctx: ClockContext | None = None
     sweeps: dict[str, int] = field(default_factory=dict)  # source -> line from which the launcher tears all down
     loose_exits: list[int] = field(default_factory=list)  # exit reports tied to no rank (a pid we cannot map)
+    quiet: list[int] = field(default_factory=list)  # ranks whose lines were seen, with no event of theirs
     world: int | None = None  # the job's size, where a fact states it
 
 
@@ -82,6 +83,7 @@ def build_timeline(streams: Sequence[Stream], per_stream: Sequence[list[Event]],
     tl.world = world_size(tl.events)
     for index, event in enumerate(tl.events):
         _apply(tl, index, event, local_to_rank)
+    tl.quiet = sorted({r for s in streams for r in s.head_ranks} - set(tl.ranks))
     tl.end = max((s.latest for s in (e.time for e in tl.events) if s is not None), default=None)
     if tl.end is not None:
         seen = [r.last_seen for r in tl.ranks.values() if r.last_seen is not None]

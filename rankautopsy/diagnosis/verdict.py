@@ -769,7 +769,7 @@ def _name_hang(tl: Timeline, f: Findings) -> None:
         f.collateral.pop(outside, None)
         suspects = [tl.ranks[outside]]
     voted = _votes(tl)
-    unseen = [rank for rank in _missing_ranks(tl) if rank not in alive]
+    unseen = sorted({rank for rank in (*_missing_ranks(tl), *tl.quiet) if rank not in alive})
     if voted is not None and voted not in alive:
         suspects = [_state_or_new(tl, voted)]
     elif not suspects and len(unseen) == 1:
@@ -812,7 +812,9 @@ def _name_hang(tl: Timeline, f: Findings) -> None:
             f"rank {culprit.rank} made the least progress of the {len(suspects)} ranks that reported nothing"
         )
         f.cap(Confidence.LOW, "several ranks reported nothing; the one with the least progress is named")
-    if culprit.rank not in tl.ranks or not culprit.events:
+    if culprit.rank in tl.quiet:
+        f.cap(Confidence.MEDIUM, f"rank {culprit.rank} left no failure line: named because its lines show it ran")
+    elif culprit.rank not in tl.ranks or not culprit.events:
         f.cap(
             Confidence.MEDIUM, f"rank {culprit.rank} left no line at all: named because the job's size says it exists"
         )

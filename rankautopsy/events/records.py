@@ -63,6 +63,7 @@ def input_record(part: Part) -> dict[str, Any]:
         rows = zip(s.numbers, s.texts, s.ranks, s.local_ranks, s.rank_from, s.hosts, s.times, s.monotonic, strict=True)
         signs = {
             "lines_read": s.lines_read,
+            "head_ranks": sorted(s.head_ranks),
             "signs": [[n, t, r, lr, rf, h, _span(tm), m] for n, t, r, lr, rf, h, tm, m in rows],
         }
     return {
@@ -204,7 +205,12 @@ def _stream(number: int, found: Input, value: Any) -> Stream:
         raise Corrupt(number, "a stream without its signs of life")
     source = Source(found.path, found.kind, where=PathRank(rank=found.rank))
     lines = [_sign(number, row) for row in value["signs"]]
-    return build_stream(source, lines, _opt_int(number, value.get("lines_read"), "a line count") or 0)
+    stream = build_stream(source, lines, _opt_int(number, value.get("lines_read"), "a line count") or 0)
+    heads = value.get("head_ranks", [])  # absent in files written before it was recorded
+    if not isinstance(heads, list) or not all(_is_int(r) and 0 <= r < 10**6 for r in heads):
+        raise Corrupt(number, "head ranks that are not ranks")
+    stream.head_ranks = frozenset(heads)
+    return stream
 
 
 def _sign(number: int, row: Any) -> Line:

@@ -108,6 +108,7 @@ def _read_whole(selection: _Selection, parts: list[bytes], chunks: Iterable[Chun
     parts += [bytes(chunk.buf[chunk.start : chunk.end]) for chunk in chunks]
     lines = selection.parser.parse_all(list(split_lines(b"".join(parts).decode("utf-8", "replace"))))
     stream = build_stream(selection.source, lines, len(lines))
+    stream.head_ranks = selection.parser.shape_ranks()
     data = "\n".join(stream.texts).encode("utf-8", "surrogateescape")
     starts = list(
         itertools.accumulate((len(t.encode("utf-8", "surrogateescape")) + 1 for t in stream.texts[:-1]), initial=0)
@@ -245,7 +246,9 @@ class _Selection:
         ]
         hits.sort(key=lambda h: (h.index, h.rule.index))
         parsed = [line for number in order for line in self.lines[number]]
-        return build_stream(source, parsed, self.logical), hits
+        stream = build_stream(source, parsed, self.logical)
+        stream.head_ranks = self.parser.shape_ranks()
+        return stream, hits
 
     # ---- candidates to hits ----
 

@@ -21,6 +21,7 @@ from rankautopsy.sources.prefixes import (
     Prefix,
     Profile,
     Taught,
+    shape_ranks,
     sniff_profile,
     starts_tagged,
     strip_prefixes,
@@ -54,6 +55,7 @@ class Stream:
     times: list[TimeSpan | None] = field(default_factory=list)  # the line's own timestamp
     monotonic: list[float | None] = field(default_factory=list)  # kernel lines: seconds since boot
     lines_read: int = 0  # logical lines in the whole source, selected or not
+    head_ranks: frozenset[int] = frozenset()  # ranks whose lines the head shows by a per-line layer
 
     @property
     def kind(self) -> StreamKind:
@@ -134,6 +136,9 @@ class LineParser:
     @property
     def srun_labels(self) -> bool:
         return self._profile.srun
+
+    def shape_ranks(self) -> frozenset[int]:
+        return shape_ranks(self._sample, self._profile) if not self.kernel else frozenset()
 
     def channels(self, raw: str) -> list[tuple[Channel | None, int]]:
         """The channel of each logical line of a physical line, cheaply: from its prefixes and path
@@ -294,7 +299,9 @@ def last_signs(stream: Stream) -> Stream:
              stream.hosts[i], stream.times[i], stream.monotonic[i])
         for i in sorted(latest.values())
     ]  # fmt: skip
-    return build_stream(stream.source, kept, stream.lines_read)
+    out = build_stream(stream.source, kept, stream.lines_read)
+    out.head_ranks = stream.head_ranks
+    return out
 
 
 def _earliest(stream: Stream, i: int) -> datetime:

@@ -238,6 +238,21 @@ def sniff_profile(sample: list[str]) -> Profile:
     return Profile(srun=_mostly(lines, _SRUN), pdsh=pdsh, numbered=numbered, template=template, hydra=hydra)
 
 
+# The layers that carry a global rank on every line of a rank's output, as they start a line of the head.
+_SHAPE_RANK = {"hydra": re.compile(r"^\[(\d{1,6})\] ", re.M), "template": re.compile(r"^\[(\d{1,6})\]:", re.M)}
+
+
+def shape_ranks(sample: list[str], profile: Profile) -> frozenset[int]:
+    """The ranks whose lines a stream's head shows through the layer its every line carries (Hydra's
+    `[3] `, torchrun's `[${rank}]:` template): a rank that printed something, even if nothing the scan
+    keeps. One search over the head, only where the stream has such a layer."""
+    patterns = [p for name, p in _SHAPE_RANK.items() if getattr(profile, name)]
+    if not patterns:
+        return frozenset()
+    text = "\n".join(sample)
+    return frozenset(int(m[1]) for p in patterns for m in p.finditer(text))
+
+
 def _mostly(lines: list[str], pattern: re.Pattern[str], share: float = 0.8) -> bool:
     """Whether at least `share` of the lines start with `pattern`; it stops at the miss that decides."""
     allowed = len(lines) - share * len(lines)  # misses that still leave `share`
