@@ -307,3 +307,18 @@ def test_a_rank_seen_only_by_its_hydra_label_is_the_one_the_others_lost(tmp_path
     assert any("its lines show it ran" in why for why in d.verdict.caps)
     two = "".join(line + "\n" for line in start.splitlines() if not line.startswith("[2]"))
     assert run(tmp_path / "two", {"console.log": two + lost}).verdict.first_death is None
+
+
+def test_a_wrapped_frame_and_the_agents_logging_record_do_not_end_or_join_the_traceback(tmp_path: Path) -> None:
+    console = (
+        "Traceback (most recent call last):\n"
+        '  File "/envs/th110/lib/python3.8/site-packages/torch/nn/parallel/distributed.py"\n'
+        ", line 578, in __init__\n"
+        "    dist._verify_model_across_ranks(self.process_group, parameters)\n"
+        "ValueError: bad sample 17\n"
+        "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 51428) of "
+        "binary: /envs/th110/bin/python\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert first(d) == (0, Cause.PYTHON_EXCEPTION)
+    assert d.verdict.first_death is not None and "bad sample 17" in d.verdict.first_death.detail

@@ -28,6 +28,8 @@ _TB_CONTINUE = (
     "[Previous line repeated",
 )
 _FRAMES = " \t│╰╭"  # what a frame line starts with: indentation, or the box of rich's traceback handler
+# The rest of a `  File "/long/path.py"` frame that a terminal wrapped (at the path's end): `, line 578, in f`.
+_FRAME_TAIL = re.compile(r"^, line \d+, in ")
 _FH_LINE = re.compile(
     r"^(?:$|\s|Thread 0x|Current thread 0x|Stack \(most recent|Extension modules:|Python runtime state:"
     r"|Current thread's C stack|<no Python frame>|Garbage-collecting)"
@@ -62,6 +64,9 @@ def _channel_lines(stream: Stream, start: int, stop: int | None = None) -> Itera
 # A launcher's banner rule (`-----` of Open MPI's help text, `=====` of torchrun's table): what follows
 # is the launcher's, not the rest of the exception's message.
 _RULE = re.compile(r"^\s*[-=*_#]{10,}\s*$")
+# A record of Python's logging in its default format (`ERROR:torch.distributed...:failed ...`): the
+# launcher's, not the rest of an exception's message.
+_LOG_RECORD = re.compile(r"^(?:CRITICAL|FATAL|ERROR|WARNING|WARN|INFO|DEBUG)[: ]")
 _SPAWN_HEADER = re.compile(r"^-- Process (?P<rank>\d+) terminated with the following error:")
 
 
@@ -92,7 +97,13 @@ def assemble_traceback(stream: Stream, start: int, memo: dict[int, int | None] |
     result.classify.append(at)
     for k in itertools.islice(_channel_lines(stream, at, start + _WINDOW), 4):  # a message may go on
         text = texts[k]
-        if not text.strip() or stream.times[k] is not None or text.startswith(_TB_CONTINUE) or _RULE.match(text):
+        if (
+            not text.strip()
+            or stream.times[k] is not None
+            or text.startswith(_TB_CONTINUE)
+            or _RULE.match(text)
+            or _LOG_RECORD.match(text)
+        ):
             break
         result.lines.append(k)
         result.classify.append(k)
@@ -113,7 +124,7 @@ def _exception_line(stream: Stream, start: int, memo: dict[int, int | None]) -> 
         if j >= limit:
             break
         text = texts[j]
-        if not text.strip() or text[0] in _FRAMES:
+        if not text.strip() or text[0] in _FRAMES or _FRAME_TAIL.match(text):
             continue
         if text.startswith(_TB_CONTINUE):
             passed.append(j)
