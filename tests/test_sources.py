@@ -14,7 +14,14 @@ from hypothesis import strategies as st
 from rankautopsy.errors import InputError
 from rankautopsy.model import StreamKind
 from rankautopsy.sources.discover import classify, discover
-from rankautopsy.sources.prefixes import Prefix, Profile, is_srun_labelled, sniff_profile, strip_prefixes
+from rankautopsy.sources.prefixes import (
+    Prefix,
+    Profile,
+    is_srun_labelled,
+    sniff_profile,
+    strip_prefixes,
+    without_ray_repeats,
+)
 from rankautopsy.sources.ranks import PathRank, content_rank, content_rank_shapes, rank_from_path
 from rankautopsy.sources.read import PIECES, decode, looks_binary, pieces, segments, split_lines, spool
 from rankautopsy.sources.sanitize import clean
@@ -72,6 +79,20 @@ def test_srun_labels_only_where_the_stream_is_labelled() -> None:
     assert strip_prefixes("12: Traceback") == ("12: Traceback", Prefix())
 
 
+def test_rays_relay_prefix_names_the_emitting_pid_and_its_daemons_are_stripped() -> None:
+    assert strip_prefixes("(RayTrainWorker pid=12404) Traceback (most recent call last):") == (
+        "Traceback (most recent call last):",
+        Prefix(pid=12404, ray=True),
+    )
+    assert strip_prefixes("(pid=812, ip=10.0.0.7) step 3") == ("step 3", Prefix(host="10.0.0.7", pid=812, ray=True))
+    assert strip_prefixes("(raylet, ip=10.0.0.7) A worker died") == ("A worker died", Prefix(host="10.0.0.7", ray=True))
+    assert strip_prefixes("(not a prefix) text") == ("(not a prefix) text", Prefix())
+    assert without_ray_repeats("step 3/10 loss 0.6717 [repeated 8x across cluster]") == "step 3/10 loss 0.6717"
+    assert without_ray_repeats("worker up [repeated 2x across cluster] (Ray deduplicates logs by default. Set") == (
+        "worker up"
+    )
+
+
 def test_hydra_rank_labels_only_where_the_stream_is_labelled() -> None:
     labelled = [
         "[0] step 1",
@@ -108,6 +129,7 @@ def test_prefix_layers_round_trip(rank: int, local: int, message: str) -> None:
         ("rank3.out", PathRank(rank=3)),
         ("log_rank_12.txt", PathRank(rank=12)),
         ("worker-3.log", PathRank(rank=3)),
+        ("worker-48ada2432610361-01000000-17541.err", PathRank()),  # Ray: a worker id, not worker 48
         ("20251218101010_rank7.log", PathRank(rank=7)),
         ("run_1/attempt_2/5/stderr.log", PathRank(local_rank=5, attempt=2)),
         ("train.log", PathRank()),

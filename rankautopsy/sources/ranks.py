@@ -8,8 +8,11 @@ from pathlib import PurePath
 
 # File names that name one rank: rank_3.log, rank3.out, rank-3.err, log_rank_3.txt, worker-3.log,
 # 20251218_rank3.log (DeepSpeed --enable_each_rank_log), node0.rank3.stderr.
-_RANK_NAME = re.compile(r"(?:^|[^a-z])rank[_\-.]?(?P<n>\d{1,9})(?!\d)", re.IGNORECASE)
-_WORKER_NAME = re.compile(r"(?:^|[^a-z])(?P<role>worker|master|process|proc)[_\-.]?(?P<n>\d{1,9})(?!\d)", re.IGNORECASE)
+# The number ends the word: Ray's `worker-48ada2...-01000000-17541.err` is a worker id, not worker 48.
+_RANK_NAME = re.compile(r"(?:^|[^a-z])rank[_\-.]?(?P<n>\d{1,9})(?![0-9a-z])", re.IGNORECASE)
+_WORKER_NAME = re.compile(
+    r"(?:^|[^a-z])(?P<role>worker|master|process|proc)[_\-.]?(?P<n>\d{1,9})(?![0-9a-z])", re.IGNORECASE
+)
 # torchrun --log-dir: <run>/attempt_N/<local_rank>/{stdout,stderr}.log|error.json
 _ATTEMPT = re.compile(r"^attempt_(?P<attempt>\d{1,9})$")
 
