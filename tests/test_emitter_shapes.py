@@ -322,3 +322,17 @@ def test_a_wrapped_frame_and_the_agents_logging_record_do_not_end_or_join_the_tr
     d = run(tmp_path, {"console.log": console})
     assert first(d) == (0, Cause.PYTHON_EXCEPTION)
     assert d.verdict.first_death is not None and "bad sample 17" in d.verdict.first_death.detail
+
+
+def test_a_ray_workers_traceback_is_the_rank_of_its_relay_pid(tmp_path: Path) -> None:
+    console = (
+        RAY_IDENTITY
+        + "(RayTrainWorker pid=47313) Error in training function:\n"
+        + "(RayTrainWorker pid=47313) Traceback (most recent call last):\n"
+        + '(RayTrainWorker pid=47313)   File "/job/ray_job.py", line 124, in train_loop\n'
+        + "(RayTrainWorker pid=47313) ValueError: bad sample 17 [repeated 2x across cluster]\n"
+        + "(TrainController pid=47169) [Rank 1 Error Snippet]:\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert first(d) == (1, Cause.PYTHON_EXCEPTION)
+    assert d.verdict.first_death is not None and d.verdict.first_death.detail.endswith("bad sample 17")

@@ -49,8 +49,12 @@ class Assembled:
     classify: list[int] = field(default_factory=list)  # lines whose rules may reclassify the event
 
 
-def channel(stream: Stream, i: int) -> tuple[int | None, int | None]:
-    return stream.ranks[i], stream.local_ranks[i]
+_Key = tuple[int | None, int | None, int | None]
+
+
+def channel(stream: Stream, i: int) -> _Key:
+    """Whose output line i is: its rank, local rank, and the pid of the process a relay names (Ray's)."""
+    return stream.ranks[i], stream.local_ranks[i], stream.pids[i]
 
 
 def _channel_lines(stream: Stream, start: int, stop: int | None = None) -> Iterator[int]:
@@ -216,7 +220,7 @@ def _continuation(stream: Stream, start: int) -> Iterator[int]:
     words (Hydra's `RANK 6 PID ...`) is not the channel of the line under it, which names none."""
     if stream.rank_from[start] != "content":
         return _channel_lines(stream, start)
-    keys = (channel(stream, start), (None, stream.local_ranks[start]))
+    keys = (channel(stream, start), (None, stream.local_ranks[start], stream.pids[start]))
     stop = min(len(stream), start + _WINDOW)
     return (j for j in range(start + 1, stop) if channel(stream, j) in keys or not stream.texts[j].strip())
 
@@ -397,6 +401,8 @@ def _event(
         rank, rank_from = int(facts["rank"]), "launcher"
     elif rank is None and (local := stream.local_ranks[hit.index]) is not None:
         facts["emitter_local_rank"] = str(local)
+    if (emitter := stream.pids[hit.index]) is not None and "pid" not in facts:
+        facts["emitter_pid"] = str(emitter)  # the process that printed it (its prefix says), not its subject
     return Event(
         rule=rule.id,
         cause=cause,
@@ -481,12 +487,12 @@ class Stamps:
     """The indices of a stream's timestamped lines, all of them and by channel (built once per stream)."""
 
     every: list[int]
-    by_channel: dict[tuple[int | None, int | None], list[int]]
+    by_channel: dict[_Key, list[int]]
 
     @classmethod
     def of(cls, stream: Stream) -> Stamps:
         every = [j for j, t in enumerate(stream.times) if t is not None]
-        by_channel: dict[tuple[int | None, int | None], list[int]] = {}
+        by_channel: dict[_Key, list[int]] = {}
         for j in every:
             by_channel.setdefault(channel(stream, j), []).append(j)
         return cls(every, by_channel)

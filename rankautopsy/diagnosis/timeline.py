@@ -167,12 +167,12 @@ def _pid_map(events: Iterable[Event], local: LocalRanks) -> dict[int, int]:
     """pid -> rank, from identity lines (a rank's own pid, NCCL's init line for the whole-job
     communicator) and from the launcher's exit reports."""
     pids: dict[int, int] = {}
-    identities = [e for e in events if Effect.IDENTITY in e.effects and e.pid is not None]
-    world = max((_int(e.facts.get("nranks")) or 0 for e in identities), default=0)
-    for e in identities:
+    own = [(e, pid) for e in events if Effect.IDENTITY in e.effects and (pid := _own_pid(e)) is not None]
+    world = max((_int(e.facts.get("nranks")) or 0 for e, _ in own), default=0)
+    for e, pid in own:
         rank = _identity_rank(e, world, local)
-        if rank is not None and e.pid is not None:
-            pids.setdefault(e.pid, rank)
+        if rank is not None:
+            pids.setdefault(pid, rank)
     for e in events:
         if e.pid is None or Effect.EXIT not in e.effects:
             continue
@@ -183,6 +183,12 @@ def _pid_map(events: Iterable[Event], local: LocalRanks) -> dict[int, int]:
         if e.pid is not None and e.rank is not None and e.role is Role.CAUSE and not e.effects:
             pids.setdefault(e.pid, e.rank)
     return pids
+
+
+def _own_pid(event: Event) -> int | None:
+    """An identity line's pid: the one it states, else the one of the process that printed it (Ray's
+    `(RayTrainWorker pid=N) Setting up process group ... [rank=0, ...]` is rank 0's own line)."""
+    return event.pid if event.pid is not None else _int(event.facts.get("emitter_pid"))
 
 
 def _identity_rank(event: Event, world: int, local: LocalRanks) -> int | None:
@@ -264,6 +270,8 @@ def _join_pid(event: Event, pids: dict[int, int], buses: dict[int, list[tuple[st
         return event
     if event.pid is not None and event.pid in pids:
         return dataclasses.replace(event, rank=pids[event.pid], rank_from="pid")
+    if (emitter := _int(event.facts.get("emitter_pid"))) is not None and emitter in pids:
+        return dataclasses.replace(event, rank=pids[emitter], rank_from="pid")
     bus = bus_of(event.facts["pci"]) if "pci" in event.facts else None
     candidates = buses.get(bus, []) if bus is not None else []
     host = short_host(event.host)

@@ -500,8 +500,10 @@ def _after_its_exit(tl: Timeline, r: RankState, index: int) -> bool:
     """A cause line written after the launcher had already seen this rank exit belongs to a later
     life of the rank (a restarted attempt): the first exit was the first death."""
     noticed = r.exit.noticed if r.exit is not None else None
+    if noticed is None or r.exit is None or "time_open" in tl.events[r.exit.event].facts:
+        return False  # an exit dated only by an earlier line of its channel may have come any time after
     when = tl.events[index].time
-    return noticed is not None and when is not None and noticed.latest < when.earliest
+    return when is not None and noticed.latest < when.earliest
 
 
 def _decisive(tl: Timeline, causes: list[int]) -> int:

@@ -25,6 +25,7 @@ from rankautopsy.sources.prefixes import (
     sniff_profile,
     starts_tagged,
     strip_prefixes,
+    without_ray_repeats,
 )
 from rankautopsy.sources.ranks import content_rank, content_rank_shapes
 from rankautopsy.sources.read import MAX_LINE, segments, split_lines
@@ -54,6 +55,7 @@ class Stream:
     hosts: list[str | None] = field(default_factory=list)
     times: list[TimeSpan | None] = field(default_factory=list)  # the line's own timestamp
     monotonic: list[float | None] = field(default_factory=list)  # kernel lines: seconds since boot
+    pids: list[int | None] = field(default_factory=list)  # the emitting process's pid, where a prefix says
     lines_read: int = 0  # logical lines in the whole source, selected or not
     head_ranks: frozenset[int] = frozenset()  # ranks whose lines the head shows by a per-line layer
 
@@ -77,6 +79,7 @@ class Line:
     host: str | None = None
     time: TimeSpan | None = None
     monotonic: float | None = None
+    pid: int | None = None  # the emitting process's, where a prefix says (Ray's `pid=`, mpirun's host:pid)
 
     @property
     def channel(self) -> Channel:
@@ -166,6 +169,8 @@ class LineParser:
         if self.kernel or "\r" in raw:
             return None
         text, prefix = strip_prefixes(clean(raw[:MAX_LINE]), profile=self._profile)  # as `pieces` clips
+        if prefix.ray:
+            text = without_ray_repeats(text)
         channel = self._channel_of(prefix)
         if channel[0] is None and self.shapes():
             return None
@@ -177,6 +182,8 @@ class LineParser:
 
     def _log_line(self, number: int, line: str) -> Line:
         text, prefix = strip_prefixes(clean(line), profile=self._profile)
+        if prefix.ray:
+            text = without_ray_repeats(text)
         rank, origin = prefix.rank, "prefix"
         if rank is None and prefix.task is not None:
             rank = prefix.task
@@ -194,6 +201,7 @@ class LineParser:
             origin if rank is not None else ("local" if local is not None else None),
             prefix.host,
             stamp or find_time(text, self._ctx),
+            pid=prefix.pid,
         )
 
     def shapes(self) -> frozenset[str]:
@@ -282,6 +290,7 @@ def build_stream(source: Source, lines: Iterable[Line], lines_read: int) -> Stre
         stream.hosts.append(line.host)
         stream.times.append(line.time)
         stream.monotonic.append(line.monotonic)
+        stream.pids.append(line.pid)
     return stream
 
 
@@ -296,7 +305,7 @@ def last_signs(stream: Stream) -> Stream:
                 latest[key] = i
     kept = [
         Line(stream.numbers[i], stream.texts[i], stream.ranks[i], stream.local_ranks[i], stream.rank_from[i],
-             stream.hosts[i], stream.times[i], stream.monotonic[i])
+             stream.hosts[i], stream.times[i], stream.monotonic[i], stream.pids[i])
         for i in sorted(latest.values())
     ]  # fmt: skip
     out = build_stream(stream.source, kept, stream.lines_read)

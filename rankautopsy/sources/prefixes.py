@@ -21,6 +21,19 @@ _CRI = re.compile(r"(?P<stamp>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z) (?:(?:s
 _MPI = re.compile(
     r"\[(?:[^,\]\[]+,)?(?P<rank>\d{1,9})\](?:\[(?P<host>[^:\]]+):(?P<pid>\d{1,9})\])?<(?:stdout|stderr|stddiag)>: ?"
 )
+# Ray's driver relays each worker's output under its actor or task name and pid, with the node's address
+# when it is another node (`(RayTrainWorker pid=12404) `, `(pid=12404, ip=10.0.0.7) `), and its own
+# daemons' lines as `(raylet) `, `(raylet, ip=10.0.0.7) `, `(autoscaler +1m2s) ` (ray/_private/worker.py
+# print_worker_logs). Its log deduplication appends ` [repeated 2x across cluster]`.
+_RAY = re.compile(
+    r"\((?:[A-Za-z_][\w.<>-]{0,80}(?: [A-Za-z_][\w.<>-]{0,80})? )?pid=(?P<pid>\d{1,9})"
+    r"(?:, ip=(?P<host>[0-9A-Fa-f.:]{1,45}))?\) ?"
+)
+_RAY_DAEMON = re.compile(
+    r"\((?:raylet|gcs_server|monitor|log_monitor|dashboard[\w]{0,20}|autoscaler(?: \+[\w.]{1,20})?)"
+    r"(?:, ip=(?P<host>[0-9A-Fa-f.:]{1,45}))?\) ?"
+)
+_RAY_REPEATED = re.compile(r" \[repeated \d{1,9}x across cluster\](?: \(Ray deduplicates logs by default\..*)?$")
 # A test harness's tee of its child's streams: `stderr: <line>` (accelerate's and transformers'
 # execute_subprocess_async print `label, line`), taken before the child's own layers.
 _HARNESS = ("stdout: ", "stderr: ")
@@ -59,8 +72,9 @@ class Prefix:
     local_rank: int | None = None  # torchrun tee [defaultN]:
     task: int | None = None  # srun --label task id
     host: str | None = None
-    pid: int | None = None
+    pid: int | None = None  # the emitting process's (mpirun's host:pid, Ray's pid=)
     stamp: str | None = None  # a timestamp the transport added (kubernetes)
+    ray: bool = False  # relayed by Ray's driver: its dedup suffix may end the line
 
 
 NO_PREFIX = Prefix()
@@ -135,7 +149,7 @@ def strip_prefixes(line: str, *, srun_labels: bool = False, profile: Profile = P
 def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str, Prefix]:
     """The built-in layers (kubernetes, collectors, pdsh, srun, mpirun, torchrun, PyTorch), outside in."""
     if not line or (
-        line[0] not in "[0123456789P " and not profile.pdsh and ": [" not in line[:80] and line[:8] not in _HARNESS
+        line[0] not in "[0123456789P (" and not profile.pdsh and ": [" not in line[:80] and line[:8] not in _HARNESS
     ):
         return line, NO_PREFIX
     rank = local_rank = task = pid = None
@@ -147,6 +161,10 @@ def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str,
         pos = m.end()
     if line[pos : pos + 1].isdigit() and (m := _CRI.match(line, pos)):
         stamp, pos = m["stamp"], m.end()
+    ray = False
+    if line.startswith("(", pos) and (m := _RAY.match(line, pos) or _RAY_DAEMON.match(line, pos)):
+        pid = int(m["pid"]) if "pid" in m.re.groupindex and m["pid"] else None
+        host, pos, ray = m["host"] or host, m.end(), True
     if profile.pdsh and (m := _PDSH.match(line, pos)):
         host, pos = m["host"], m.end()
     if line[pos : pos + 8] in _HARNESS:
@@ -158,7 +176,7 @@ def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str,
     if (m := _MPI.match(line, pos)) is not None:
         rank, pos = int(m["rank"]), m.end()
         host = m["host"] or host
-        pid = int(m["pid"]) if m["pid"] else None
+        pid = int(m["pid"]) if m["pid"] else pid
     shape = _TEMPLATE if profile.template else _HYDRA if profile.hydra else None
     if shape is not None and (m := shape.match(line, pos)) is not None:
         rank, pos = int(m["rank"]), m.end()
@@ -171,7 +189,12 @@ def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str,
             break
     if pos == 0:
         return line, NO_PREFIX
-    return line[pos:], Prefix(rank, local_rank, task, host, pid, stamp)
+    return line[pos:], Prefix(rank, local_rank, task, host, pid, stamp, ray)
+
+
+def without_ray_repeats(text: str) -> str:
+    """A Ray-relayed message without the ` [repeated Nx across cluster]` its log deduplication adds."""
+    return _RAY_REPEATED.sub("", text) if "x across cluster]" in text else text
 
 
 def _taught(line: str, patterns: tuple[Taught, ...]) -> tuple[int, int | None, int | None, str | None] | None:
