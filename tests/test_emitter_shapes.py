@@ -336,3 +336,15 @@ def test_a_ray_workers_traceback_is_the_rank_of_its_relay_pid(tmp_path: Path) ->
     d = run(tmp_path, {"console.log": console})
     assert first(d) == (1, Cause.PYTHON_EXCEPTION)
     assert d.verdict.first_death is not None and d.verdict.first_death.detail.endswith("bad sample 17")
+
+
+def test_of_workers_one_memory_kill_took_the_biggest_user_is_named(tmp_path: Path) -> None:
+    def selected(pid: int, used: str) -> str:
+        return (
+            f"(TrainController pid=47169) Selected to kill: (Actor(1ffc8e54965a5271f7615541{pid}): job ID=01000000, "
+            f"task name=RayTrainWorker.__init__, required resources={{CPU_group_d7: 1}}, pid={pid}, "
+            f"actual memory used={used}, worker ID=263fa920ee3466adb348928cbd479942909d7604042a5a1ffc817e90)\n"
+        )
+
+    d = run(tmp_path, {"console.log": RAY_IDENTITY + selected(47314, "0.30GB") + selected(47313, "2.16GB")})
+    assert first(d) == (1, Cause.HOST_OOM)

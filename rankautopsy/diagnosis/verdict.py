@@ -6,6 +6,7 @@ May import the model, the timeline and signals; never a renderer or the CLI."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -343,14 +344,24 @@ def _stopped_by_scheduler(tl: Timeline, f: Findings) -> None:
             f.torn_down.setdefault(rank, "stopped by the scheduler when the job ended")
 
 
-def _time_key(tl: Timeline, c: Candidate) -> tuple[int, datetime, datetime, str, int]:
+def _time_key(tl: Timeline, c: Candidate) -> tuple[int, datetime, datetime, float, str, int]:
     """Earliest death first; deaths the clocks cannot place fall back to the order their lines were
-    written in one stream (srun and mpirun print exits in the order they noticed them)."""
-    where = tl.events[c.evidence[0]].where if c.evidence else None
-    order = (where.source, where.line) if where is not None else ("", 0)
+    written in one stream (srun and mpirun print exits in the order they noticed them). Of workers one
+    memory-pressure kill took at once, the one its line says used the most memory comes first."""
+    event = tl.events[c.evidence[0]] if c.evidence else None
+    order = (event.where.source, event.where.line) if event is not None else ("", 0)
+    used = -_bytes(event.facts.get("memory")) if event is not None else 0.0
     if c.time is None:
-        return (1, datetime.max, datetime.max, *order)
-    return (0, c.time.latest.replace(tzinfo=None), c.time.earliest.replace(tzinfo=None), *order)
+        return (1, datetime.max, datetime.max, used, *order)
+    return (0, c.time.latest.replace(tzinfo=None), c.time.earliest.replace(tzinfo=None), used, *order)
+
+
+_SIZE = re.compile(r"^([0-9]{1,12}(?:\.[0-9]{1,6})?)([KMGT]?)i?B$")
+
+
+def _bytes(text: str | None) -> float:
+    m = _SIZE.match(text or "")
+    return float(m[1]) * 1024 ** " KMGT".index(m[2] or " ") if m else 0.0
 
 
 def _bystanders(tl: Timeline) -> tuple[dict[int, str], dict[int, str], set[int]]:
