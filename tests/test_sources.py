@@ -93,6 +93,19 @@ def test_rays_relay_prefix_names_the_emitting_pid_and_its_daemons_are_stripped()
     )
 
 
+@given(
+    st.sampled_from(["RayTrainWorker ", "TrainController ", "_WrappedExecutable ", ""]),
+    st.integers(1, 4_194_304),
+    st.sampled_from(["", ", ip=10.0.114.132", ", ip=fe80::1"]),
+    st.sampled_from(["Traceback (most recent call last):", "step 3", "[rank1]: x", "(nested pid=1) y"]),
+)
+def test_ray_relay_prefixes_round_trip(name: str, pid: int, ip: str, message: str) -> None:
+    text, prefix = strip_prefixes(f"({name}pid={pid}{ip}) {message}")
+    assert prefix.pid == pid and prefix.ray
+    assert prefix.host == (ip.removeprefix(", ip=") or None)
+    assert message.endswith(text) and (text == message or message.startswith("[rank1]"))
+
+
 def test_hydra_rank_labels_only_where_the_stream_is_labelled() -> None:
     labelled = [
         "[0] step 1",
