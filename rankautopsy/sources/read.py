@@ -97,8 +97,11 @@ def looks_binary(head: bytes) -> bool:
     if head.count(b"\x00") > max(2, len(head) // 2000):
         return True
     text = head.decode("utf-8", "replace")
-    bad = text.count("\ufffd") + sum(1 for c in text if c < " " and c not in "\t\n\r\x1b\x0c")
+    bad = text.count("\ufffd") + len(_CONTROL.findall(text))
     return bad > 0.1 * len(text)
+
+
+_CONTROL = re.compile("[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]")  # control characters but tab, newlines, FF, ESC
 
 
 def gunzip(data: bytes) -> Decoded:
