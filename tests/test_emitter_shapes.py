@@ -348,3 +348,20 @@ def test_of_workers_one_memory_kill_took_the_biggest_user_is_named(tmp_path: Pat
 
     d = run(tmp_path, {"console.log": RAY_IDENTITY + selected(47314, "0.30GB") + selected(47313, "2.16GB")})
     assert first(d) == (1, Cause.HOST_OOM)
+
+
+def test_rays_error_snippet_ties_the_relayed_traceback_to_its_rank_and_a_relay_is_no_other_death(
+    tmp_path: Path,
+) -> None:
+    driver = (
+        "ray.train.WorkerGroupError: Training failed due to worker errors:\n"
+        "[Rank 1 Error Snippet]:\n"
+        "Traceback (most recent call last):\n"
+        '  File "/job/ray_job.py", line 124, in train_loop\n'
+        "ValueError: bad sample 17\n"
+        "(TrainController pid=47169) Traceback (most recent call last): [repeated 2x across cluster]\n"
+        "(TrainController pid=47169) ValueError: bad sample 17 [repeated 2x across cluster]\n"
+    )
+    d = run(tmp_path, {"console.log": RAY_IDENTITY + driver})
+    assert first(d) == (1, Cause.PYTHON_EXCEPTION)
+    assert not [cap for cap in d.verdict.caps if "tied to no rank" in cap]

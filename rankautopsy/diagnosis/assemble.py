@@ -72,6 +72,10 @@ _RULE = re.compile(r"^\s*[-=*_#]{10,}\s*$")
 # launcher's, not the rest of an exception's message.
 _LOG_RECORD = re.compile(r"^(?:CRITICAL|FATAL|ERROR|WARNING|WARN|INFO|DEBUG)[: ]")
 _SPAWN_HEADER = re.compile(r"^-- Process (?P<rank>\d+) terminated with the following error:")
+# Ray Train (v2) relays one rank's error under `[Rank 1 Error Snippet]:` (several ranks': `[Rank 0,1 ...]`).
+_RELAY_HEADER = re.compile(
+    r"^(?:-- Process (?P<rank>\d+) terminated with the following error:|\[Rank (?P<ray>\d+) Error Snippet\]:)"
+)
 
 
 def assemble_traceback(stream: Stream, start: int, memo: dict[int, int | None] | None = None) -> Assembled:
@@ -80,9 +84,9 @@ def assemble_traceback(stream: Stream, start: int, memo: dict[int, int | None] |
     result = Assembled(start)
     if stream.ranks[start] is None:  # torch.multiprocessing.spawn re-prints a child's traceback under a header
         for j in range(start - 1, max(-1, start - 3), -1):
-            if m := _SPAWN_HEADER.match(stream.texts[j]):
-                result.facts["rank"] = m["rank"]
-                result.facts["spawn_raised"] = "1"  # spawn relays a child's traceback only for a raise
+            if m := _RELAY_HEADER.match(stream.texts[j]):
+                result.facts["rank"] = m["rank"] or m["ray"]
+                result.facts["spawn_raised"] = "1"  # spawn (and Ray) relay a child's traceback only for a raise
     memo = {} if memo is None else memo
     if _IPYTHON_HEADER.match(stream.texts[start]):
         at = _ipython_exception_line(stream, start)

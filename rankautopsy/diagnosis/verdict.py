@@ -242,7 +242,12 @@ def _cap_for_the_unseen(tl: Timeline, f: Findings) -> None:
         f.fetch_next.append(f"the logs of rank(s) {ranges(missing)}")
     first = f.first
     earlier = [
-        u for u in f.unattributed if first is not None and first.rank is not None and _maybe_before(tl, u, first.time)
+        u
+        for u in f.unattributed
+        if first is not None
+        and first.rank is not None
+        and _maybe_before(tl, u, first.time)
+        and not _relays(tl, u, first.detail)
     ]
     if earlier:
         u = earlier[0]
@@ -251,6 +256,15 @@ def _cap_for_the_unseen(tl: Timeline, f: Findings) -> None:
             f"{_label(u.cause)} at {u.where.source}:{u.where.line} is tied to no rank and may have come first"
         )
     _cap_for_cut_tracebacks(tl, f)
+
+
+def _relays(tl: Timeline, u: Unattributed, detail: str) -> bool:
+    """A cause tied to no rank whose exception reads word for word as the named death's: the same error
+    relayed by a driver or a controller (Ray's `[Rank 1 Error Snippet]`, its log dedup), not another."""
+    at = (u.where.source, u.where.line)
+    return any(
+        (e.where.source, e.where.line) == at and "exc_type" in e.facts and _detail(e) == detail for e in tl.events
+    )
 
 
 def _cap_for_cut_tracebacks(tl: Timeline, f: Findings) -> None:
