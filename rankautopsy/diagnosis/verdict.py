@@ -247,7 +247,7 @@ def _cap_for_the_unseen(tl: Timeline, f: Findings) -> None:
         if first is not None
         and first.rank is not None
         and _maybe_before(tl, u, first.time)
-        and not _relays(tl, u, first.detail)
+        and not _relays(tl, u, first)
     ]
     if earlier:
         u = earlier[0]
@@ -258,12 +258,17 @@ def _cap_for_the_unseen(tl: Timeline, f: Findings) -> None:
     _cap_for_cut_tracebacks(tl, f)
 
 
-def _relays(tl: Timeline, u: Unattributed, detail: str) -> bool:
-    """A cause tied to no rank whose exception reads word for word as the named death's: the same error
-    relayed by a driver or a controller (Ray's `[Rank 1 Error Snippet]`, its log dedup), not another."""
+def _relays(tl: Timeline, u: Unattributed, first: FirstDeath) -> bool:
+    """A cause tied to no rank, printed after the named death in the same file, whose exception reads
+    word for word as it: the same error relayed by a driver or a controller (Ray's `[Rank 1 Error
+    Snippet]`, its log dedup), not another rank's."""
+    if not first.evidence or first.evidence[0].where.source != u.where.source:
+        return False
+    if u.where.line <= first.evidence[0].where.line:
+        return False
     at = (u.where.source, u.where.line)
     return any(
-        (e.where.source, e.where.line) == at and "exc_type" in e.facts and _detail(e) == detail for e in tl.events
+        (e.where.source, e.where.line) == at and "exc_type" in e.facts and _detail(e) == first.detail for e in tl.events
     )
 
 
