@@ -365,3 +365,34 @@ def test_rays_error_snippet_ties_the_relayed_traceback_to_its_rank_and_a_relay_i
     d = run(tmp_path, {"console.log": RAY_IDENTITY + driver})
     assert first(d) == (1, Cause.PYTHON_EXCEPTION)
     assert not [cap for cap in d.verdict.caps if "tied to no rank" in cap]
+
+
+def _lost(rank: int) -> str:
+    return (
+        f"[rank{rank}]: RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection closed by peer "
+        "[127.0.1.1]:10670\n"
+    )
+
+
+def test_the_one_crash_logged_with_no_rank_is_the_death_of_the_rank_the_others_lost(tmp_path: Path) -> None:
+    steps3 = steps(0, 3) + steps(1, 2) + steps(2, 3)
+    dump = "Fatal Python error: Segmentation fault\n\nCurrent thread 0x00007f2b9f5b2740 (most recent call first):\n"
+    d = run(tmp_path / "one", {"console.log": steps3 + dump + _lost(0) + _lost(2)})
+    assert first(d) == (1, Cause.SEGFAULT)
+    assert d.verdict.confidence.value == "medium"
+    kernel = "[Sun Nov 29 07:00:05 2026] Out of memory: Killed process 4242 (python) total-vm:1kB, anon-rss:1kB\n"
+    two = run(tmp_path / "two", {"console.log": steps3 + dump + _lost(0) + _lost(2), "dmesg.txt": kernel})
+    assert first(two) == (1, Cause.SILENT_EXIT)  # a segfault and an OOM kill, both with no rank: neither is taken
+
+
+def test_lightnings_rank_prefixed_child_exit_does_not_continue_an_exception_message(tmp_path: Path) -> None:
+    console = (
+        "Initializing distributed: GLOBAL_RANK: 2, MEMBER: 3/3\n"
+        "Traceback (most recent call last):\n"
+        '  File "/job/lit_job.py", line 112, in main\n'
+        "FileNotFoundError: [Errno 2] No such file or directory: '/data/shards/index-02.json'\n"
+        "[rank: 2] Child process with PID 28764 terminated with code 1. Forcefully terminating all other processes\n"
+    )
+    events = run(tmp_path, {"console.log": console}).events
+    (tb,) = [e for e in events if e.rule == "python.traceback"]
+    assert tb.cause is Cause.PYTHON_EXCEPTION and "classified_by" not in tb.facts

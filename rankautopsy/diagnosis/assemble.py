@@ -68,9 +68,10 @@ def _channel_lines(stream: Stream, start: int, stop: int | None = None) -> Itera
 # A launcher's banner rule (`-----` of Open MPI's help text, `=====` of torchrun's table): what follows
 # is the launcher's, not the rest of the exception's message.
 _RULE = re.compile(r"^\s*[-=*_#]{10,}\s*$")
-# A record of Python's logging in its default format (`ERROR:torch.distributed...:failed ...`): the
+# A record of Python's logging in its default format (`ERROR:torch.distributed...:failed ...`), or one
+# of Lightning's rank-prefixed messages (`[rank: 2] Child process with PID ... terminated`): the
 # launcher's, not the rest of an exception's message.
-_LOG_RECORD = re.compile(r"^(?:CRITICAL|FATAL|ERROR|WARNING|WARN|INFO|DEBUG)[: ]")
+_LOG_RECORD = re.compile(r"^(?:(?:CRITICAL|FATAL|ERROR|WARNING|WARN|INFO|DEBUG)[: ]|\[rank: \d+\] )")
 _SPAWN_HEADER = re.compile(r"^-- Process (?P<rank>\d+) terminated with the following error:")
 # Ray Train (v2) relays one rank's error under `[Rank 1 Error Snippet]:` (several ranks': `[Rank 0,1 ...]`).
 _RELAY_HEADER = re.compile(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from rankautopsy.diagnosis.timeline import RankState, Timeline, exit_code, expand_ranks, is_symptom
@@ -816,8 +816,9 @@ def _name_hang(tl: Timeline, f: Findings) -> None:
     lost = sum(1 for r in reporters if _first_symptom_cause(tl, r) is Cause.PEER_LOST)
     vanished = lost > len(reporters) / 2 and culprit.torn_down is None  # stopped alive: it hung
     crash = _unranked_crash_signal(tl) if vanished and culprit.exit is None else None
+    logged = _unranked_crash(tl) if vanished and culprit.exit is None and crash is None else None
     cause = cause_of.get(culprit.rank) or (
-        signal_cause(crash) if crash else Cause.SILENT_EXIT if vanished else Cause.HANG
+        signal_cause(crash) if crash else logged[0] if logged else Cause.SILENT_EXIT if vanished else Cause.HANG
     )
     evidence = [i for i in culprit.events if tl.events[i].role is Role.PROGRESS][-1:]
     waits = [i for r in reporters for i in tl.ranks[r].events if is_symptom(tl.events[i])]
@@ -860,9 +861,28 @@ def _name_hang(tl: Timeline, f: Findings) -> None:
             f"the only crash signal an exit report tied to no rank gives is {signal_name(crash)}, and rank "
             f"{culprit.rank} is the only rank without a failure of its own: taken as its death"
         )
+    if logged and f.first is not None:
+        e = tl.events[logged[1]]
+        f.first = replace(f.first, evidence=(*f.first.evidence, Evidence(e.where, e.text)))
+        f.reasoning.append(
+            f"the only crash logged on a line tied to no rank is {_label(logged[0])} ({e.where.source}:"
+            f"{e.where.line}), and rank {culprit.rank} is the only rank without a failure of its own: "
+            "taken as its death"
+        )
 
 
 _CRASH_CAUSES = (Cause.SEGFAULT, Cause.BUS_ERROR, Cause.ABORT)
+
+
+def _unranked_crash(tl: Timeline) -> tuple[Cause, int] | None:
+    """The one kind of death logged on lines tied to no rank (faulthandler's dump with no prefix, the
+    kernel's OOM kill of a pid no line maps), and its first line; None when there are several kinds."""
+    found = [
+        (e.cause, i)
+        for i, e in enumerate(tl.events)
+        if e.rank is None and e.role is Role.CAUSE and e.cause in (*_CRASH_CAUSES, Cause.HOST_OOM)
+    ]
+    return found[0] if found and len({c for c, _ in found}) == 1 else None
 
 
 def _unranked_crash_signal(tl: Timeline) -> int | None:
@@ -992,8 +1012,13 @@ def _named_waiters(tl: Timeline) -> set[int]:
 def _hang_detail(r: RankState, cause: Cause) -> str:
     step = f" after step {r.last_step}" if r.last_step is not None else ""
     seen = f", last seen {r.last_seen.strftime('%H:%M:%S')}" if r.last_seen else ""
-    what = "stopped making progress" if cause is Cause.HANG else "vanished without a message"
-    return f"{what}{step}{seen}; the other ranks waited for it"
+    if cause is Cause.HANG:
+        what, taken = "stopped making progress", ""
+    elif cause is Cause.SILENT_EXIT:
+        what, taken = "vanished without a message", ""
+    else:  # a crash seen where no rank is named (a launcher's return code, an unprefixed dump)
+        what, taken = "vanished", f"; {_label(cause)} tied to no rank is taken as its death"
+    return f"{what}{step}{seen}{taken}; the other ranks waited for it"
 
 
 def _progress_key(r: RankState) -> tuple[int, datetime]:
