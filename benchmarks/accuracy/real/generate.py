@@ -76,7 +76,7 @@ MPIEXEC_MPICH = "/usr/bin/mpiexec.mpich"  # Debian's mpich (Hydra), by its expli
 class Scenario:
     id: str
     launcher: str  # the case.yaml launcher value
-    runner: str  # spawn | torchrun | torchrun2 | mpirun | srun | lightning | accelerate | deepspeed | mpich
+    runner: str  # spawn | torchrun | torchrun2 | mpirun | srun | lightning | accelerate | notebook | deepspeed | mpich
     description: str
     outcome: str  # first_death | hang | undetermined | clean
     cause: str | None
@@ -979,6 +979,244 @@ add(
     ),
 )
 
+# ---- more Lightning and Accelerate: non-zero ranks, every way to die -----------------------------------------
+OOM_NOTE = (
+    "dmesg.txt is synthesised from the kernel's own format (mm/oom_kill.c) for the real pid at the real time of the "
+    "kill; the kill itself was a real SIGKILL sent by the generator."
+)
+add(
+    S(
+        "lightning-raise-rank2-logging",
+        "lightning",
+        "lightning",
+        "Lightning DDP on CPU, 3 devices, Python logging with Lightning's own [rank: N] prefixes (seed_everything, "
+        "rank_prefixed_message every log_every_n_steps=2 steps); rank 2 raises ValueError in training_step 5",
+        "first_death",
+        "python_exception",
+        style="logging",
+        faults=["raise:2:5"],
+        why="training_step raised ValueError in rank 2 (pid {pid}) at {when}; its traceback is the one prefixed "
+        "[rank2]:, the others end in Connection closed by peer",
+        needles=["[rank2]: ValueError: corrupt sample", "[rank: 2] Seed set to 1234"],
+    ),
+    S(
+        "lightning-segfault-rank1-faulthandler-logging",
+        "lightning",
+        "lightning",
+        "Lightning DDP on CPU, 3 devices, logging with [rank: N] prefixes, PYTHONFAULTHANDLER=1; rank 1 segfaults in "
+        "training_step 4",
+        "first_death",
+        "segfault",
+        style="logging",
+        faults=["segv:1:4"],
+        env={"PYTHONFAULTHANDLER": "1"},
+        why="the injector segfaulted rank 1 (pid {pid}) at {when}; faulthandler printed Fatal Python error: "
+        "Segmentation fault (no rank on it), ranks 0 and 2 print [rank0]:/[rank2]: tracebacks (Connection closed by "
+        "peer), so the dump is rank 1's",
+        needles=["Fatal Python error: Segmentation fault"],
+    ),
+    S(
+        "lightning-sigkill-oom-rank1-logging",
+        "lightning",
+        "lightning",
+        "Lightning DDP on CPU, 3 devices, logging with [rank: N] prefixes; rank 1 is SIGKILLed from outside in "
+        "training_step 4, kernel OOM log",
+        "first_death",
+        "host_oom",
+        style="logging",
+        external=("SIGKILL", 1, 4),
+        dmesg="oom",
+        why="the generator sent SIGKILL to rank 1 (pid {pid}) at {when}, standing in for the OOM-killer; dmesg.txt "
+        "names that pid, which the job logged as [rank: 1] pid {pid}",
+        notes=OOM_NOTE + " Lightning itself prints nothing about the dead rank; the link is the job's own pid line.",
+        needles=["[rank: 1] pid {pid}"],
+    ),
+    S(
+        "lightning-exit3-rank2-print",
+        "lightning",
+        "lightning",
+        "Lightning DDP on CPU, 3 devices, plain print; rank 2 calls sys.exit(3) in training_step 4 without a message",
+        "first_death",
+        "silent_exit",
+        faults=["exit:2:4"],
+        sure="medium",
+        why="rank 2 (pid {pid}) called sys.exit(3) at {when} and printed nothing; ranks 0 and 1 print [rank0]:/"
+        "[rank1]: tracebacks (Connection closed by peer) and rank 2's '[rank 2] step' lines just stop",
+    ),
+    S(
+        "lightning-straggler-rank1-logging",
+        "lightning",
+        "lightning",
+        "Lightning DDP on CPU, 3 devices, logging with [rank: N] prefixes, 20 s PG timeout; rank 1 sleeps 35 s in "
+        "training_step 4, the others time out",
+        "hang",
+        "hang",
+        style="logging",
+        faults=["straggle:1:4"],
+        job=["--pg-timeout", "20", "--straggle-s", "35", "--log-every", "1"],
+        why="rank 1 (pid {pid}) stopped progressing in training_step 4 at {when} (alive, sleeping); ranks 0 and 2 "
+        "logged step 4 and timed out 20 s later ([rank0]:/[rank2]: ... Timed out waiting 20000ms), rank 1 logged "
+        "its step 4 35 s after the others and only then failed (Connection closed by peer): Lightning's main "
+        "process (rank 0) had exited, its child rank 1 ran on",
+        needles=["Timed out"],
+    ),
+    S(
+        "lightning-worker-kill-rank2-print",
+        "lightning",
+        "lightning",
+        "Lightning DDP on CPU, 3 devices, 2 DataLoader workers per rank, plain print; a DataLoader worker of rank 2 "
+        "is SIGKILLed (by itself) while prefetching batch 7, no kernel log",
+        "first_death",
+        "killed",
+        faults=["worker-kill:2:7"],
+        job=["--workers", "2"],
+        why="a DataLoader worker of rank 2 (worker pid {pid}) SIGKILLed itself at {when}; rank 2 died of "
+        "[rank2]: RuntimeError: DataLoader worker (pid {pid}) is killed by signal: Killed.",
+        needles=["is killed by signal: Killed"],
+    ),
+    S(
+        "lightning-preinit-raise-rank2-print",
+        "lightning",
+        "lightning",
+        "Lightning DDP on CPU, 3 devices, plain print; the re-executed rank 2 raises FileNotFoundError before it "
+        "builds its Trainer, while rank 0 waits for the process group",
+        "first_death",
+        "python_exception",
+        faults=["preinit:2:0"],
+        job=["--pg-timeout", "20"],
+        why="rank 2 (pid {pid}) raised FileNotFoundError at {when}, before joining the process group; Lightning's "
+        "child-process observer in rank 0 then logged [rank: 2] Child process with PID {pid} terminated with code 1 "
+        "and SIGKILLed the rest",
+        needles=["[rank: 2] Child process with PID {pid} terminated with code 1", "FileNotFoundError"],
+    ),
+    S(
+        "lightning-preinit-sigkill-oom-rank1-logging",
+        "lightning",
+        "lightning",
+        "Lightning DDP on CPU, 3 devices, logging; the re-executed rank 1 is SIGKILLed from outside before it builds "
+        "its Trainer (while loading data), rank 0 waits for the process group; kernel OOM log",
+        "first_death",
+        "host_oom",
+        style="logging",
+        external=("SIGKILL", 1, 0),
+        dmesg="oom",
+        job=["--pg-timeout", "20"],
+        why="the generator sent SIGKILL to rank 1 (pid {pid}) at {when}, standing in for the OOM-killer; Lightning's "
+        "child-process observer logged [rank: 1] Child process with PID {pid} terminated with code -9 and dmesg.txt "
+        "names that pid",
+        notes=OOM_NOTE,
+        needles=["[rank: 1] Child process with PID {pid} terminated with code -9"],
+    ),
+    S(
+        "accelerate-raise-rank2-tee-logdir-hf",
+        "accelerate",
+        "accelerate",
+        "accelerate launch --multi_gpu (on CPU) --num_processes 3 --tee 3 --log_dir /job/logs/accelerate, HF-like; "
+        "rank 2 raises ValueError on a bad sample at step 5",
+        "first_death",
+        "python_exception",
+        style="hf",
+        largs=["--tee", "3", "--log_dir", "{logs}/accelerate"],
+        faults=["raise:2:5"],
+        job=ACC,
+        why="the dataset raised ValueError in rank 2 (pid {pid}) at {when}",
+        needles=["ValueError: corrupt sample"],
+    ),
+    S(
+        "accelerate-segfault-rank1-print",
+        "accelerate",
+        "accelerate",
+        "accelerate launch --multi_gpu (on CPU) --num_processes 3, plain print; rank 1 segfaults at step 4 without "
+        "faulthandler",
+        "first_death",
+        "segfault",
+        faults=["segv:1:4"],
+        job=ACC,
+        why="the injector segfaulted rank 1 (pid {pid}) at {when}; torchrun under accelerate reports Signal 11 "
+        "(SIGSEGV) for local_rank 1",
+        needles=["SIGSEGV"],
+    ),
+    S(
+        "accelerate-sigkill-oom-rank2-logging",
+        "accelerate",
+        "accelerate",
+        "accelerate launch --multi_gpu (on CPU) --num_processes 3, logging; rank 2 is SIGKILLed from outside at "
+        "step 5, kernel OOM log",
+        "first_death",
+        "host_oom",
+        style="logging",
+        external=("SIGKILL", 2, 5),
+        dmesg="oom",
+        job=ACC,
+        why="the generator sent SIGKILL to rank 2 (pid {pid}) at {when}, standing in for the OOM-killer; dmesg.txt "
+        "names that pid",
+        notes=OOM_NOTE,
+        needles=["SIGKILL"],
+    ),
+    S(
+        "accelerate-straggler-rank1-logging",
+        "accelerate",
+        "accelerate",
+        "accelerate launch --multi_gpu (on CPU) --num_processes 3, logging, 20 s PG timeout; rank 1 sleeps 60 s "
+        "at step 4, the others time out",
+        "hang",
+        "hang",
+        style="logging",
+        faults=["straggle:1:4"],
+        job=[*ACC, "--pg-timeout", "20"],
+        sure="medium",
+        why="rank 1 (pid {pid}) stopped progressing at step 4 at {when} (alive, sleeping); ranks 0 and 2 timed out "
+        "20 s later in backward, DDP's gradient all-reduce ([rank0]:/[rank2]: ... Timed out waiting 20000ms), rank 1 "
+        "printed no error and torchrun SIGTERMed it",
+        needles=["Timed out"],
+    ),
+    S(
+        "accelerate-sigkill-rank1-tee-print",
+        "accelerate",
+        "accelerate",
+        "accelerate launch --multi_gpu (on CPU) --num_processes 3 --tee 3, plain print; the generator SIGKILLs "
+        "rank 1 at step 4, no kernel log",
+        "first_death",
+        "killed",
+        largs=["--tee", "3"],
+        external=("SIGKILL", 1, 4),
+        job=ACC,
+        why="the generator sent SIGKILL to rank 1 (pid {pid}) at {when}; nothing says who; torchrun under "
+        "accelerate reports Signal 9 (SIGKILL) for local_rank 1",
+        needles=["SIGKILL"],
+    ),
+)
+
+# accelerate.notebook_launcher run as a script (torch elastic's agent in the launching process, ranks forked)
+add(
+    S(
+        "accelerate-notebook-raise-rank1-print",
+        "accelerate",
+        "notebook",
+        "accelerate.notebook_launcher(train, num_processes=3) on CPU (torch elastic in-process, fork), plain print; "
+        "rank 1 raises ValueError on a bad sample at step 4",
+        "first_death",
+        "python_exception",
+        faults=["raise:1:4"],
+        why="the dataset raised ValueError in rank 1 (pid {pid}) at {when}; torch elastic in the launching process "
+        "logs Process 1 terminated with the following error and names rank 1 as the root cause",
+        needles=["ValueError: corrupt sample", "Launching training on 3"],
+    ),
+    S(
+        "accelerate-notebook-segfault-rank2-logging",
+        "accelerate",
+        "notebook",
+        "accelerate.notebook_launcher(train, num_processes=3) on CPU, logging; rank 2 segfaults at step 3 (the job "
+        "does not enable faulthandler; torch elastic's error handler in the forked rank does)",
+        "first_death",
+        "segfault",
+        style="logging",
+        faults=["segv:2:3"],
+        why="the injector segfaulted rank 2 (pid {pid}) at {when}",
+        needles=["SIGSEGV"],
+    ),
+)
+
 # ---- more layouts: Ctrl-C on a hang, launcher-side rank filters, per-rank files from the launcher -----
 add(
     S(
@@ -1487,6 +1725,16 @@ def _job_args(sc: Scenario, logs: Path) -> list[str]:
     return a
 
 
+NOTEBOOK_CELL = """import os, sys
+import job
+from accelerate import notebook_launcher
+
+args = job.parse_args(sys.argv[1:])
+args.framework = "accelerate"
+notebook_launcher(job.train, args=(args,), num_processes={n}, use_port=os.environ["MASTER_PORT"])
+"""
+
+
 def _argvs(sc: Scenario, work: Path, port: int) -> list[tuple[str, list[str], str | None]]:
     """[(host, argv, console file name)] for the processes the generator starts."""
     job = work / "job"
@@ -1569,6 +1817,9 @@ def _argvs(sc: Scenario, work: Path, port: int) -> list[tuple[str, list[str], st
         return [("node01", [*ds, *largs, "job.py", *ja], cons)]
     if sc.runner == "mpich":
         return [("node01", [MPIEXEC_MPICH, "-n", str(sc.nproc), *largs, py, "job.py", "--rank-from", "mpi", *ja], cons)]
+    if sc.runner == "notebook":
+        # what a notebook cell does, as `python -c`: accelerate.notebook_launcher(job.train, ...) from this process
+        return [("node01", [py, "-c", NOTEBOOK_CELL.format(n=sc.nproc), *ja], cons)]
     if sc.runner == "accelerate":
         return [
             (
@@ -1587,6 +1838,7 @@ def _argvs(sc: Scenario, work: Path, port: int) -> list[tuple[str, list[str], st
                     "no",
                     "--dynamo_backend",
                     "no",
+                    *largs,
                     "job.py",
                     *ja,
                 ],
