@@ -132,7 +132,7 @@ def test_a_traceback_window_ends_where_the_traceback_ends(tmp_path: Path, monkey
     last, fatal traceback was read without its exception line."""
     from rankautopsy.scan import selection
 
-    monkeypatch.setattr(selection, "MAX_SELECTED", 5_000)
+    monkeypatch.setattr(selection, "MAX_SELECTED", 10_000)  # ~20 lines per caught traceback: 6,000 of them
     monkeypatch.setattr(read, "CHUNK", 64 * 1024)
     monkeypatch.setattr(read, "CONTEXT", 16 * 1024)
     caught = ["ERROR [data.py:90] could not decode a sample, skipping", *TRACEBACK[:3], "OSError: truncated"]

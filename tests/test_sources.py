@@ -333,3 +333,14 @@ def test_a_spool_is_read_by_each_reader_at_its_own_offset() -> None:
             break
     assert b"".join(got_a) == data and b"".join(got_b) == data
     assert spool(io.BytesIO(data), 1000).size == 1000  # the limit holds
+
+
+def test_a_long_line_repeated_word_for_word_is_no_terminal_wrap() -> None:
+    from rankautopsy.sources.lines import unwrap
+
+    warning = "(PlacementGroupCleaner pid=12343) Failed to query Ray Train Controller actor state; retrying"
+    raw = list(enumerate([warning, "and this line is its own record", warning, "another record", warning] * 3))
+    assert unwrap(raw, Profile()) == raw
+    wrapped = [f"{n:03d} " + "x" * 76 for n in range(8)]  # distinct rows of one width, each cut mid-word
+    raw = list(enumerate(line for row in wrapped for line in (row, "rest of that record")))
+    assert len(unwrap(raw, Profile())) == len(wrapped)

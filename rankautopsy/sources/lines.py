@@ -231,7 +231,8 @@ def _continues(line: str, profile: Profile) -> bool:
     """Whether a line reads as the rest of the line before it, not as a record of its own."""
     if not line or _RECORD_START.match(line) or starts_tagged(line):  # the cheap answers first
         return False
-    return strip_prefixes(line, profile=profile)[1] is NO_PREFIX
+    text = clean(line) if "\x1b" in line else line  # a colour code before a launcher's prefix hides it
+    return not _RECORD_START.match(text) and strip_prefixes(text, profile=profile)[1] is NO_PREFIX
 
 
 # A row of a box or table (rich's traceback panel, a tabulate grid) is as wide as its neighbours and
@@ -253,7 +254,11 @@ def unwrap(raw: list[tuple[int, str]], profile: Profile) -> list[tuple[int, str]
         return known[i]
 
     lengths = [len(line) for _, line in raw]
-    longs = [i for i in range(len(raw) - 1) if long[i]]
+    longs, seen = [], set()  # a line repeated word for word has one length by nature, not by a wrap
+    for i in range(len(raw) - 1):
+        if long[i] and raw[i][1] not in seen:
+            seen.add(raw[i][1])
+            longs.append(i)
     often = {n for n, k in Counter(lengths[i] for i in longs).items() if k >= 5}  # a wrap's width is
     counts = Counter(lengths[i] for i in longs if lengths[i] in often and goes_on(i + 1))  # among these
     width, hits = counts.most_common(1)[0] if counts else (0, 0)
