@@ -18,12 +18,12 @@ FACT_NAMES = frozenset(
         "pg", "comm_rank", "nranks", "busid", "peer", "status",
         "last_enqueued", "last_completed", "op", "timeout_ms", "step", "total_steps", "exitcode",
         "signal", "exc_type", "exc_msg", "comm", "what", "idx", "ranks", "oom", "culprit", "culprits",
-        "culprit_local_rank", "world_size",
+        "culprit_local_rank", "world_size", "memory",
     }
 )  # fmt: skip
 PACKS = {
-    "deepspeed", "gloo", "horovod", "kernel", "kubernetes", "lightning", "mpi", "native", "nccl", "nvidia", "progress",
-    "python", "pytorch", "ray", "runtime", "slurm",
+    "deepspeed", "gloo", "horovod", "kernel", "kubernetes", "lightning", "mpi", "native", "nccl", "nvidia", "paddle",
+    "progress", "python", "pytorch", "ray", "runtime", "slurm",
     "torchrun",
 }  # fmt: skip
 ROLE_CAUSES = {
