@@ -396,3 +396,11 @@ def test_lightnings_rank_prefixed_child_exit_does_not_continue_an_exception_mess
     events = run(tmp_path, {"console.log": console}).events
     (tb,) = [e for e in events if e.rule == "python.traceback"]
     assert tb.cause is Cause.PYTHON_EXCEPTION and "classified_by" not in tb.facts
+
+
+def test_ranks_seen_by_their_labels_are_not_unseen(tmp_path: Path) -> None:
+    start = "".join(f"[{r}] rank {r} up\n" for r in range(3))
+    raised = '[1] Traceback (most recent call last):\n[1]   File "/job/job.py", line 3, in f\n[1] ValueError: bad\n'
+    d = run(tmp_path, {"console.log": start + raised})
+    assert first(d) == (1, Cause.PYTHON_EXCEPTION)
+    assert not [cap for cap in d.verdict.caps if "only this rank's lines were seen" in cap]

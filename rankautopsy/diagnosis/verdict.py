@@ -639,7 +639,7 @@ def _name_death(tl: Timeline, f: Findings, skew: timedelta) -> None:
             f.cap(Confidence.LOW, "several ranks died and this one left only an exit status")
     if first.inferred:
         f.cap(Confidence.MEDIUM, "the cause is inferred from a line not tied to this rank")
-    if len(tl.ranks) == 1 and (tl.world or 2) > 1:
+    if len(tl.ranks) == 1 and not tl.quiet and (tl.world or 2) > 1:
         f.cap(Confidence.MEDIUM, "only this rank's lines were seen: another rank may have died first unseen")
     channel = e.rank_from if not first.from_exit_only else "launcher"
     if first.rank is not None and channel not in _RELIABLE:
