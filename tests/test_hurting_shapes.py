@@ -148,6 +148,29 @@ def test_a_traceback_window_ends_where_the_traceback_ends(tmp_path: Path, monkey
     assert result.verdict.first_death.detail == "ValueError: bad sample 4242"
 
 
+def test_the_last_traceback_is_read_whole_past_the_selection_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past MAX_SELECTED only the latest window keeps its lines: 300 caught tracebacks overflow a budget
+    of 2,000 lines, and the fatal one at the end is still read to its exception line."""
+    from rankautopsy.scan import selection
+
+    monkeypatch.setattr(selection, "MAX_SELECTED", 2_000)
+    monkeypatch.setattr(read, "CHUNK", 64 * 1024)
+    monkeypatch.setattr(read, "CONTEXT", 16 * 1024)
+    caught = ["ERROR [data.py:90] could not decode a sample, skipping", *TRACEBACK[:3], "OSError: truncated"]
+    lines: list[str] = []
+    for block in range(300):
+        step = f"2026-11-30 03:{block // 60:02d}:{block % 60:02d},000 INFO [train.py:212] rank 5 step {block} loss 2.5"
+        lines += [step] * 40 + caught
+    tail = [f"2026-11-30 03:05:0{i},000 INFO [train.py:212] rank 5 step {300 + i} loss 2.5" for i in range(3)]
+    _write(tmp_path, 5, [*lines, *tail, *TRACEBACK])
+    _write(tmp_path, 6, _steps(6, 50))
+    result = diagnose(Options(paths=[str(tmp_path)], tz=UTC, jobs=1))
+    assert result.verdict.first_death is not None
+    assert result.verdict.first_death.detail == "ValueError: bad sample 4242"
+
+
 @pytest.mark.parametrize("size", [2_000, 120_000])  # read whole, and read in chunks
 def test_repeats_counted_without_a_full_parse_give_the_full_parses_diagnosis(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int

@@ -59,6 +59,10 @@ WALK_BYTES = 64 * 1024  # how far to look for a timestamped neighbour
 WALK_LINES = 256  # timestamp-looking lines read in one walk, at most
 REPEATS = 3  # a line with the same rule, channel and facts is kept this often, then counted
 MAX_SELECTED = 100_000  # lines kept for windows and neighbours; past this only hits are kept
+# ... and the window of the latest hit: past the budget each new window first frees the lines the one
+# before it took, so the last traceback of a file that logged caught ones by the hundred thousand is read
+# whole (the earlier ones past the budget are then cut off)
+SPARE = 1_000
 _RANK_PREFIX = re.compile(rb"\[rank([0-9]+)\]")  # as prefixes.py reads them
 _MPI_PREFIX = re.compile(rb"\[(?:[^,\]\[\n]+,)?([0-9]+)\](?:\[[^:\]\n]+:[0-9]+\])?<(?:stdout|stderr|stddiag)>")
 WHOLE_BYTES = 8 * 1024 * 1024  # a stream read whole (see `_read_whole`) may be this big, no bigger
@@ -188,6 +192,7 @@ class _Selection:
     back: dict[Channel, _Memo] = field(default_factory=dict)
     ahead: dict[Channel, _Memo] = field(default_factory=dict)
     pending: list[_Walk] = field(default_factory=list)
+    spare: list[int] = field(default_factory=list)  # lines the latest window took past the budget
     stamped: set[Channel] = field(default_factory=set)  # channels with a timestamped line selected
     logical: int = 0  # logical lines read
     repeats: dict[tuple[int, Channel, tuple[tuple[str, str], ...]], _Seen] = field(
@@ -461,7 +466,7 @@ class _Selection:
 
     def _window(self, view: View, start: int, number: int, before: int, after: int) -> None:
         if not self._room():
-            return
+            self._free_spare(number - before)
         pos = start
         for n in range(number - 1, number - 1 - before, -1):
             if pos <= view.context:
@@ -476,7 +481,7 @@ class _Selection:
         chunk, line, end = self.filled
         if chunk == view.chunk.first_line and number <= line:  # walked already: go on from there
             pos, n = end, line + 1
-        while n <= self.window_until and pos < view.end and self._room():
+        while n <= self.window_until and pos < view.end and self._window_room():
             lines = self._take(view, pos, n)
             if self.tracebacks and self._traceback_ends(lines, n):
                 self.window_until = max(self.other_until, self.traceback_until)
@@ -581,6 +586,8 @@ class _Selection:
         if parsed is None:
             parsed = self.lines[number] = self.parser.parse(number, view.text(start))
             self.stamped.update(line.channel for line in parsed if line.time is not None)
+            if len(self.lines) > MAX_SELECTED:
+                self.spare.append(number)
         return parsed
 
     @staticmethod
@@ -589,6 +596,20 @@ class _Selection:
 
     def _room(self) -> bool:
         return len(self.lines) < MAX_SELECTED
+
+    def _window_room(self) -> bool:
+        return len(self.lines) < MAX_SELECTED or len(self.spare) < SPARE
+
+    def _free_spare(self, keep_from: int) -> None:
+        """Past the budget: the lines the windows before took, but their hits and what the next window
+        (from line `keep_from`) reads, make room for the next."""
+        kept = []
+        for number in self.spare:
+            if number >= keep_from:
+                kept.append(number)
+            elif number not in self.found:
+                self.lines.pop(number, None)
+        self.spare = kept
 
 
 def _repeat_key(
