@@ -404,3 +404,10 @@ def test_ranks_seen_by_their_labels_are_not_unseen(tmp_path: Path) -> None:
     d = run(tmp_path, {"console.log": start + raised})
     assert first(d) == (1, Cause.PYTHON_EXCEPTION)
     assert not [cap for cap in d.verdict.caps if "only this rank's lines were seen" in cap]
+
+
+def test_a_syntax_error_has_no_traceback_header_and_is_still_a_failure(tmp_path: Path) -> None:
+    report = '  File "train.py", line 143\n    opt = f(x=1))\n               ^\nSyntaxError: invalid syntax\n'
+    d = run(tmp_path, {"console.log": report * 4})
+    assert d.verdict.outcome is Outcome.UNDETERMINED  # not "no failure": every rank refused the script
+    assert {u.cause for u in d.verdict.unattributed} == {Cause.PYTHON_EXCEPTION}
