@@ -74,9 +74,7 @@ _RULE = re.compile(r"^\s*[-=*_#]{10,}\s*$")
 _LOG_RECORD = re.compile(r"^(?:(?:CRITICAL|FATAL|ERROR|WARNING|WARN|INFO|DEBUG)[: ]|\[rank: \d+\] )")
 _SPAWN_HEADER = re.compile(r"^-- Process (?P<rank>\d+) terminated with the following error:")
 # Ray Train (v2) relays one rank's error under `[Rank 1 Error Snippet]:` (several ranks': `[Rank 0,1 ...]`).
-_RELAY_HEADER = re.compile(
-    r"^(?:-- Process (?P<rank>\d+) terminated with the following error:|\[Rank (?P<ray>\d+) Error Snippet\]:)"
-)
+_RELAY_HEADER = re.compile(_SPAWN_HEADER.pattern + r"|^\[Rank (?P<ray>\d+) Error Snippet\]:")
 
 
 def assemble_traceback(stream: Stream, start: int, memo: dict[int, int | None] | None = None) -> Assembled:

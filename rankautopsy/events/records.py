@@ -11,6 +11,7 @@ from rankautopsy.events.collected import Part
 from rankautopsy.model import Cause, Effect, Event, Evidence, Input, Location, Role, StreamKind, TimeSpan
 from rankautopsy.sources.discover import Source
 from rankautopsy.sources.lines import Line, Stream, build_stream
+from rankautopsy.sources.prefixes import MAX_HEAD_RANK
 from rankautopsy.sources.ranks import PathRank
 
 _MAX_INT = 2**63
@@ -207,7 +208,7 @@ def _stream(number: int, found: Input, value: Any) -> Stream:
     lines = [_sign(number, row) for row in value["signs"]]
     stream = build_stream(source, lines, _opt_int(number, value.get("lines_read"), "a line count") or 0)
     heads = value.get("head_ranks", [])  # absent in files written before it was recorded
-    if not isinstance(heads, list) or not all(_is_int(r) and 0 <= r < 10**6 for r in heads):
+    if not isinstance(heads, list) or not all(_is_int(r) and 0 <= r < MAX_HEAD_RANK for r in heads):
         raise Corrupt(number, "head ranks that are not ranks")
     stream.head_ranks = frozenset(heads)
     return stream

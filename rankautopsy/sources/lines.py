@@ -168,9 +168,7 @@ class LineParser:
         read only where its channel is not in `timed` yet, and then added to it, as a parse would."""
         if self.kernel or "\r" in raw:
             return None
-        text, prefix = strip_prefixes(clean(raw[:MAX_LINE]), profile=self._profile)  # as `pieces` clips
-        if prefix.ray:
-            text = without_ray_repeats(text)
+        text, prefix = self._message(raw[:MAX_LINE])  # as `pieces` clips
         channel = self._channel_of(prefix)
         if channel[0] is None and self.shapes():
             return None
@@ -180,10 +178,13 @@ class LineParser:
             timed.add(channel)
         return channel, text
 
-    def _log_line(self, number: int, line: str) -> Line:
+    def _message(self, line: str) -> tuple[str, Prefix]:
+        """A line cleaned, its launcher layers stripped, and a relay's dedup suffix dropped."""
         text, prefix = strip_prefixes(clean(line), profile=self._profile)
-        if prefix.ray:
-            text = without_ray_repeats(text)
+        return (without_ray_repeats(text) if prefix.ray else text), prefix
+
+    def _log_line(self, number: int, line: str) -> Line:
+        text, prefix = self._message(line)
         rank, origin = prefix.rank, "prefix"
         if rank is None and prefix.task is not None:
             rank = prefix.task

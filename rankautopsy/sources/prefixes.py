@@ -177,8 +177,7 @@ def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str,
         rank, pos = int(m["rank"]), m.end()
         host = m["host"] or host
         pid = int(m["pid"]) if m["pid"] else pid
-    shape = _TEMPLATE if profile.template else _HYDRA if profile.hydra else None
-    if shape is not None and (m := shape.match(line, pos)) is not None:
+    if (layer := _rank_layer(profile)) is not None and (m := layer.match(line, pos)) is not None:
         rank, pos = int(m["rank"]), m.end()
     while line.startswith("[", pos):
         if (m := _RANK.match(line, pos)) is not None:
@@ -261,19 +260,24 @@ def sniff_profile(sample: list[str]) -> Profile:
     return Profile(srun=_mostly(lines, _SRUN), pdsh=pdsh, numbered=numbered, template=template, hydra=hydra)
 
 
-# The layers that carry a global rank on every line of a rank's output, as they start a line of the head.
-_SHAPE_RANK = {"hydra": re.compile(r"^\[(\d{1,6})\] ", re.M), "template": re.compile(r"^\[(\d{1,6})\]:", re.M)}
+def _rank_layer(profile: Profile) -> re.Pattern[str] | None:
+    """The layer that carries a global rank on every line of a rank's output, where the stream has one
+    (torchrun's template and Hydra's label exclude each other: `sniff_profile` takes one)."""
+    return _TEMPLATE if profile.template else _HYDRA if profile.hydra else None
+
+
+MAX_HEAD_RANK = 10**6  # ranks a head is read for (and an event file may record)
+_AT_LINE_START = {layer: re.compile("^" + layer.pattern, re.M) for layer in (_TEMPLATE, _HYDRA)}
 
 
 def shape_ranks(sample: list[str], profile: Profile) -> frozenset[int]:
     """The ranks whose lines a stream's head shows through the layer its every line carries (Hydra's
     `[3] `, torchrun's `[${rank}]:` template): a rank that printed something, even if nothing the scan
     keeps. One search over the head, only where the stream has such a layer."""
-    patterns = [p for name, p in _SHAPE_RANK.items() if getattr(profile, name)]
-    if not patterns:
+    if (layer := _rank_layer(profile)) is None:
         return frozenset()
-    text = "\n".join(sample)
-    return frozenset(int(m[1]) for p in patterns for m in p.finditer(text))
+    found = (int(m["rank"]) for m in _AT_LINE_START[layer].finditer("\n".join(sample)))
+    return frozenset(rank for rank in found if rank < MAX_HEAD_RANK)
 
 
 def _mostly(lines: list[str], pattern: re.Pattern[str], share: float = 0.8) -> bool:
