@@ -127,35 +127,22 @@ def test_a_caught_and_logged_exception_the_rank_lived_past_is_not_its_death(tmp_
     assert (result.verdict.first_death.rank, result.verdict.first_death.cause) == (1, Cause.PYTHON_EXCEPTION)
 
 
-def test_a_traceback_window_ends_where_the_traceback_ends(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each caught traceback used to take its 400 following lines, until the selection was full and the
-    last, fatal traceback was read without its exception line."""
-    from rankautopsy.scan import selection
-
-    monkeypatch.setattr(selection, "MAX_SELECTED", 10_000)  # ~20 lines per caught traceback: 6,000 of them
-    monkeypatch.setattr(read, "CHUNK", 64 * 1024)
-    monkeypatch.setattr(read, "CONTEXT", 16 * 1024)
-    caught = ["ERROR [data.py:90] could not decode a sample, skipping", *TRACEBACK[:3], "OSError: truncated"]
-    lines: list[str] = []
-    for block in range(300):
-        step = f"2026-11-30 03:{block // 60:02d}:{block % 60:02d},000 INFO [train.py:212] rank 5 step {block} loss 2.5"
-        lines += [step] * 40 + caught
-    tail = [f"2026-11-30 03:05:0{i},000 INFO [train.py:212] rank 5 step {300 + i} loss 2.5" for i in range(3)]
-    _write(tmp_path, 5, [*lines, *tail, *TRACEBACK])
-    _write(tmp_path, 6, _steps(6, 50))
-    result = diagnose(Options(paths=[str(tmp_path)], tz=UTC, jobs=1))
-    assert result.verdict.first_death is not None
-    assert result.verdict.first_death.detail == "ValueError: bad sample 4242"
-
-
-def test_the_last_traceback_is_read_whole_past_the_selection_budget(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    "budget",
+    [
+        10_000,  # 300 windows of ~20 lines fit (400-line windows would not)
+        2_000,  # they do not: past the budget only the latest window keeps its lines
+    ],
+)
+def test_a_traceback_window_ends_where_the_traceback_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, budget: int
 ) -> None:
-    """Past MAX_SELECTED only the latest window keeps its lines: 300 caught tracebacks overflow a budget
-    of 2,000 lines, and the fatal one at the end is still read to its exception line."""
+    """Each caught traceback used to take its 400 following lines, until the selection was full and the
+    last, fatal traceback was read without its exception line; and past the budget it must still be read
+    to its exception line."""
     from rankautopsy.scan import selection
 
-    monkeypatch.setattr(selection, "MAX_SELECTED", 2_000)
+    monkeypatch.setattr(selection, "MAX_SELECTED", budget)
     monkeypatch.setattr(read, "CHUNK", 64 * 1024)
     monkeypatch.setattr(read, "CONTEXT", 16 * 1024)
     caught = ["ERROR [data.py:90] could not decode a sample, skipping", *TRACEBACK[:3], "OSError: truncated"]
