@@ -2084,6 +2084,29 @@ def _when(t: float) -> str:
     return datetime.fromtimestamp(t, tz=UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
 
 
+def fault_problems(
+    faults: list[str],
+    external: tuple[str, int, int] | None,
+    outcome: str,
+    injected: list[dict],
+    returncode: int,
+    fired: set[tuple[str, int]],
+) -> list[str]:
+    """What a run did not do that its scenario declares: a fault that never fired (`fired`: the
+    injectors' (kind, rank) records), the generator's external signal, the exit status of its outcome.
+    Shared by this generator and generate_ray.py."""
+    probs = [
+        f"fault {spec} never fired" for spec in faults if (spec.split(":")[0], int(spec.split(":")[1])) not in fired
+    ]
+    if external and not any(r.get("by") == "generator" for r in injected):
+        probs.append("the external signal was never sent")
+    if outcome == "clean" and returncode != 0:
+        probs.append(f"clean run exited {returncode}")
+    if outcome != "clean" and returncode == 0:
+        probs.append("faulty run exited 0")
+    return probs
+
+
 def _check(sc: Scenario, run: Run, case: Path) -> list[str]:
     probs = []
     text = ""
@@ -2094,16 +2117,7 @@ def _check(sc: Scenario, run: Run, case: Path) -> list[str]:
     if expect_inj and not run.injected:
         probs.append("the fault never fired")
     fired = {(r["kind"], r["rank"]) for r in run.injected}
-    for spec in sc.faults:
-        kind, rank = spec.split(":")[0], int(spec.split(":")[1])
-        if (kind, rank) not in fired:
-            probs.append(f"fault {spec} never fired")
-    if sc.external and not any(r.get("by") == "generator" for r in run.injected):
-        probs.append("the external signal was never sent")
-    if sc.outcome == "clean" and run.returncode != 0:
-        probs.append(f"clean run exited {run.returncode}")
-    if sc.outcome != "clean" and run.returncode == 0:
-        probs.append("faulty run exited 0")
+    probs += fault_problems(sc.faults, sc.external, sc.outcome, run.injected, run.returncode, fired)
     if sc.runner == "torchrun2":
         for r, rec in run.ranks.items():
             if rec["host"] != HOSTS[r // 2]:

@@ -385,16 +385,7 @@ def _check(sc: Scenario, run: Run, case: Path) -> list[str]:
     probs = []
     console = (case / "logs" / "console.log").read_text(encoding="utf-8", errors="replace")
     fired = {(r["kind"].replace("-external", ""), r["rank"]) for r in run.injected}
-    for spec in sc.faults:
-        kind, rank = spec.split(":")[0], int(spec.split(":")[1])
-        if (kind, rank) not in fired:
-            probs.append(f"fault {spec} never fired")
-    if sc.external and not any(r.get("by") == "generator" for r in run.injected):
-        probs.append("the external signal was never sent")
-    if sc.outcome == "clean" and run.returncode != 0:
-        probs.append(f"clean run exited {run.returncode}")
-    if sc.outcome != "clean" and run.returncode == 0:
-        probs.append("faulty run exited 0")
+    probs += G.fault_problems(sc.faults, sc.external, sc.outcome, run.injected, run.returncode, fired)
     if len(run.ranks) != sc.workers:
         probs.append(f"only ranks {sorted(run.ranks)} started")
     victim = _first(sc, run)["pid"] if _first(sc, run) else None
