@@ -311,6 +311,40 @@ def test_a_run_of_traceback_headers_is_walked_once(
         assert first.role is Role.CONTEXT and "exc_type" not in first.facts
 
 
+@pytest.mark.parametrize("gap", [3_000, 40])  # past WALK_BYTES of unstamped hits, and within it
+def test_a_run_of_unstamped_hits_looks_for_a_stamped_neighbour_once(
+    gap: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each unstamped hit walks ahead for its channel's next stamped line. Bytes an earlier walk found
+    no stamp-like text in are not searched again (3,000 hits once each searched the same 64 KB), and
+    what the walks find is what searching every byte again finds, the stamp the last range cut too."""
+    oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB."
+    lines = ["2026-11-29 07:00:00,000 INFO step 1 loss 2.0", *[oom] * gap,
+             "2026-11-29 07:00:09,000 INFO step 2 loss 2.0", *[oom] * gap, "RuntimeError: done"]  # fmt: skip
+    path = tmp_path / "rank_0.log"
+    path.write_bytes(_log(lines))
+    searched = 0
+
+    class Counting:
+        def __init__(self, pattern: object) -> None:
+            self.pattern = pattern
+
+        def search(self, buf: bytes, pos: int, endpos: int) -> object:
+            nonlocal searched
+            searched += endpos - pos
+            return self.pattern.search(buf, pos, endpos)  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(selection, "_STAMPISH", {k: Counting(p) for k, p in selection._STAMPISH.items()})
+    options = Options(paths=[str(path)], tz=UTC, engine="regex", jobs=1)
+    once = diagnose(options)
+    assert searched < 4 * path.stat().st_size + 2 * selection.WALK_BYTES
+    monkeypatch.setattr(selection._Selection, "_unseen", lambda self, view, pos: pos)
+    assert diagnose(options) == once
+    ooms = [e for e in once.events if e.rule == "pytorch.cuda-oom"]
+    assert ooms[0].time is not None and ooms[0].time.earliest.second == 0
+    assert ooms[-1].time is not None and ooms[-1].time.earliest.second == 9
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_cause_line_repeated_keeps_its_first_and_latest(engine: str, tmp_path: Path) -> None:
     """A caught CUDA OOM logged after every step: the first REPEATS and the latest are events, the

@@ -192,6 +192,7 @@ class _Selection:
     back: dict[Channel, _Memo] = field(default_factory=dict)
     ahead: dict[Channel, _Memo] = field(default_factory=dict)
     pending: list[_Walk] = field(default_factory=list)
+    unstamped: tuple[int, int] = (0, 0)  # stream positions [lo, hi) a walk ahead found no stamp-like text in
     spare: list[int] = field(default_factory=list)  # lines the latest window took past the budget
     stamped: set[Channel] = field(default_factory=set)  # channels with a timestamped line selected
     logical: int = 0  # logical lines read
@@ -542,8 +543,9 @@ class _Selection:
         stop = min(view.end, pos + walk.budget)
         walk.budget -= stop - pos
         for _ in range(WALK_LINES):
-            m = _STAMPISH[self.parser.kernel].search(view.buf, pos, stop)
+            m = _STAMPISH[self.parser.kernel].search(view.buf, self._unseen(view, pos), stop)
             if m is None:
+                self.unstamped = (view.base + pos, view.base + stop)
                 break
             line_start = view.line_start(m.start())
             number += view.buf.count(b"\n", pos, line_start)
@@ -557,6 +559,15 @@ class _Selection:
         self.ahead[walk.channel].found = number
         if walk.budget > 0 and not view.chunk.last:
             self.pending.append(walk)
+
+    def _unseen(self, view: View, pos: int) -> int:
+        """Where a search for stamp-like text from `pos` must begin: past what an earlier walk found none
+        in (hits one after another without stamps each walk the same bytes otherwise), from the start of
+        the line that range ended in (a match lies within one line and may straddle its end)."""
+        lo, hi = self.unstamped
+        if not lo <= view.base + pos < hi:
+            return pos
+        return max(pos, view.line_start(hi - view.base))
 
     def _go_on(self, view: View) -> None:
         """Windows and walks ahead that the previous chunk ended in the middle of."""
