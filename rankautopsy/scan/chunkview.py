@@ -72,13 +72,15 @@ class View:
     def by_line(self, matches: list[Match], base: int) -> dict[int, set[int]]:
         """Matches (offsets from `base`) grouped by the start of their line."""
         out: dict[int, set[int]] = {}
-        at, start = -1, 0
-        for pos, rule in sorted(matches):  # in order, a line's start is looked for once (a line of a
-            nxt = base + pos + 1  # million `\r` pieces holds a million matches)
-            if at < 0 or self.buf.find(b"\n", at - 1, nxt - 1) >= 0:
-                start = self.line_start(nxt)
-            at = nxt
-            out.setdefault(start, set()).add(rule)
+        end = -1
+        rules: set[int] = set()
+        for pos, rule in sorted(matches):  # in order, a line's bounds are looked for once (a line of a
+            at = base + pos  # million `\r` pieces holds a million matches)
+            if at >= end:
+                start = self.line_start(at + 1)
+                end = self.line_end(start)
+                rules = out.setdefault(start, set())
+            rules.add(rule)
         return out
 
     def tail_start(self) -> int:
