@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 from rankautopsy.cli import app
 from rankautopsy.model import Cause, Confidence, Diagnosis, Fate, FirstDeath, Outcome, Verdict
+from rankautopsy.render._labels import NOT_XML_CHAR
 from rankautopsy.render.junit import render_junit, xml_text
 
 xmlschema = pytest.importorskip("xmlschema", reason="the dev extra installs xmlschema")
@@ -132,6 +133,16 @@ def test_without_any_time_only_the_timestamp_is_missing() -> None:
     )
     suite = check_valid(render_junit(d), ant=False).find("testsuite")
     assert suite is not None and suite.get("timestamp") is None and suite.get("time") == "0.000"
+
+
+def test_the_forbidden_class_is_the_complement_of_xmls_char_production() -> None:
+    """XML 1.0's Char: #x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF]."""
+
+    def allowed(c: int) -> bool:
+        return c in (0x9, 0xA, 0xD) or 0x20 <= c <= 0xD7FF or 0xE000 <= c <= 0xFFFD or 0x10000 <= c <= 0x10FFFF
+
+    forbidden = NOT_XML_CHAR.findall("".join(map(chr, range(0x110000))))
+    assert [ord(c) for c in forbidden] == [c for c in range(0x110000) if not allowed(c)]
 
 
 def test_xml_forbidden_code_points_are_replaced_not_dropped() -> None:

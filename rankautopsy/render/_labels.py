@@ -67,7 +67,9 @@ PHASE_LABELS: dict[Phase, str] = {
 MAX_RANGES = 8
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
-_NOT_XML_CHAR = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# What XML 1.0 forbids, as the complement of its Char production written out: the negated class
+# takes ~6 ms of every start to compile, this one ~0.1 ms.
+NOT_XML_CHAR = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 # ---- text --------------------------------------------------------------------------------------
@@ -80,7 +82,7 @@ def plain(text: str) -> str:
 
 def xml_chars(text: str) -> str:
     """`plain` text without the code points XML 1.0 forbids (U+FFFE, U+FFFF, surrogates, controls)."""
-    return _NOT_XML_CHAR.sub("", plain(text))
+    return NOT_XML_CHAR.sub("", plain(text))
 
 
 def one_line(text: str) -> str:

@@ -10,7 +10,6 @@ code points that XML 1.0 cannot carry replaced by U+FFFD.
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from datetime import datetime
@@ -19,6 +18,7 @@ from rankautopsy.model import Cause, Diagnosis, Fate, FirstDeath, Outcome, RankR
 from rankautopsy.render._labels import (
     CAUSE_LABELS,
     FATE_LABELS,
+    NOT_XML_CHAR,
     all_times,
     clip,
     clock,
@@ -45,12 +45,11 @@ MAX_EVENT_LINES = 10
 RANK_LINES = 32  # beyond this many ranks, the suite's output lists groups of ranks
 _FAILED = (Fate.FIRST_DEATH, Fate.DIED)
 _SKIPPED = (Fate.COLLATERAL, Fate.TORN_DOWN)
-_NOT_XML_CHAR = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def xml_text(text: str) -> str:
     """`plain` text with every code point XML 1.0 forbids replaced by U+FFFD."""
-    return _NOT_XML_CHAR.sub("\ufffd", plain(text))
+    return NOT_XML_CHAR.sub("\ufffd", plain(text))
 
 
 def render_junit(d: Diagnosis) -> str:
