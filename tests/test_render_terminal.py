@@ -354,6 +354,27 @@ def test_a_line_repeated_by_the_culprit_is_one_row_that_counts_them_all(tmp_path
     assert len(few) == 1 and few[0].endswith("(and 1 more like it)")
 
 
+def test_a_time_read_from_the_lines_around_an_event_is_marked(tmp_path: Path) -> None:
+    """Own stamp: no mark. No stamp, between two stamped lines: `~`. No stamped line after it: `≥`
+    (it may have come any time later). The legend names only the marks shown."""
+    tb = ["Traceback (most recent call last):", '  File "t.py", line 1, in <module>']
+    (tmp_path / "rank_0.log").write_text("\n".join([
+        "2026-11-29 07:00:00,000 INFO [rank0]: step 1 loss 2.0", *tb, "ValueError: bad sample",
+        "2026-11-29 07:00:05,000 ERROR [rank0]: RuntimeError: CUDA error: an illegal memory access was encountered",
+        "2026-11-29 07:00:06,000 INFO [rank0]: step 2 loss 2.0"]) + "\n")  # fmt: skip
+    (tmp_path / "rank_1.log").write_text("\n".join([
+        "2026-11-29 07:00:01,000 INFO [rank1]: step 1 loss 2.0",
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB."]) + "\n")  # fmt: skip
+    rows = section(render(diagnose(Options(paths=[str(tmp_path)], tz=UTC)), 120), "Timeline")
+    by_text = {text: next(r for r in rows if text in r) for text in ("ValueError", "CUDA error", "CUDA OOM")}
+    assert by_text["ValueError"].lstrip().startswith("~07:00:00.000")
+    assert by_text["CUDA error"].lstrip().startswith("07:00:05.000")
+    assert by_text["CUDA OOM"].lstrip().startswith("≥07:00:01.000")
+    assert rows[-1].strip() == "~ dated by the stamped lines around it; ≥ at or after: no later line bounds it"
+    stamped = section(render(_repeated_oom(tmp_path / "stamped", 2), 140), "Timeline")
+    assert not any(r.lstrip()[:1] in "~≥" for r in stamped)  # every line stamped: no marks, no legend
+
+
 def test_elide_keeps_first_death_and_counts_the_rest() -> None:
     items = [f"e{i}" for i in range(32)]
     out = elide(items, [i == 15 for i in range(32)], 6)

@@ -399,6 +399,8 @@ def _event(
     time, open_ended = line_time(stream, hit.index, known.stamps)
     if open_ended:
         facts["time_open"] = "1"  # nothing later in this channel bounds it: the timeline closes it
+    elif time is not None and stream.times[hit.index] is None:
+        facts["time_inferred"] = "1"  # its line has no stamp: the interval its neighbours leave
     rank, rank_from = stream.ranks[hit.index], stream.rank_from[hit.index]
     if "rank" in facts and rank is None and Effect.EXIT not in effects:
         rank, rank_from = int(facts["rank"]), "launcher"

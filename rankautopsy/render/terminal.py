@@ -320,16 +320,21 @@ class _Report:
         items = elide(runs, keep, self.budget(TIMELINE_ROWS))
         shown = [item for item in items if not isinstance(item, Elided)]
         column = max(cell_len(_ranks_text(run, self.width // RANK_SHARE)) for run in shown)
-        stamp = len(clock(datetime(2000, 1, 1, tzinfo=UTC), self.with_date))
+        marked = {_time_mark(run[0]) for run in shown} - {""}
+        stamp = len(clock(datetime(2000, 1, 1, tzinfo=UTC), self.with_date)) + bool(marked)
         for item in items:
             if isinstance(item, Elided):
                 self.row(("  ", ""), (_pad("…", stamp + 2 + column + 2), "dim"), (f"{item.count:,} more", "dim"))
             else:
-                self.timeline_row(item, _is_first_death_event(item[0], fd), column)
+                self.timeline_row(item, _is_first_death_event(item[0], fd), column, bool(marked))
+        if marked:
+            legend = [text for mark, text in _TIME_MARKS.items() if mark in marked]
+            self.row(("  ", ""), ("; ".join(legend), "dim"))
 
-    def timeline_row(self, run: Sequence[Event], culprit: bool, column: int) -> None:
+    def timeline_row(self, run: Sequence[Event], culprit: bool, column: int, marks: bool = False) -> None:
         e = run[0]
         at = clock(None if e.time is None else e.time.earliest, self.with_date)
+        at = f"{_time_mark(e) or ' '}{at}" if marks else at
         label = CAUSE_LABELS[e.cause][1] if e.role in (Role.CAUSE, Role.SYMPTOM) else rule_title(self.d, e)
         style = "bold red" if culprit else ""
         message = _message(self.d, e)
@@ -476,6 +481,19 @@ def _is_first_death_event(e: Event, fd: FirstDeath | None) -> bool:
     if e.where in {ev.where for ev in fd.evidence}:
         return True
     return e.role is Role.CAUSE and e.rank is not None and e.rank == fd.rank and e.cause is fd.cause
+
+
+# An event dated by the lines around it (its own line has no stamp) shows the earliest time it can have.
+_TIME_MARKS = {
+    "~": "~ dated by the stamped lines around it",
+    "≥": "≥ at or after: no later line bounds it",
+}
+
+
+def _time_mark(e: Event) -> str:
+    if e.time is None:
+        return ""
+    return "≥" if e.facts.get("time_open") == "1" else "~" if e.facts.get("time_inferred") == "1" else ""
 
 
 def _runs(events: Sequence[Event], fd: FirstDeath | None) -> list[list[Event]]:
