@@ -130,6 +130,9 @@ JUDGEMENTS = [
     ("fd-cause-unknown-rank-wrong", T("first_death", 2, None), v1(3, "killed"), False),
     ("fd-rank-unknown-right", T("first_death", None, "host_oom"), v1(None, "host_oom"), True),
     ("fd-rank-unknown-named", T("first_death", None, "host_oom"), v1(0, "host_oom"), False),
+    ("fd-rank-unknown-undetermined", T("first_death", None, "host_oom"), v2("undetermined", None, "host_oom"), True),
+    ("fd-rank-unknown-und-other", T("first_death", None, "host_oom"), v2("undetermined", None, "killed"), False),
+    ("fd-rank-unknown-und-no-cause", T("first_death", None, "host_oom"), v2("undetermined"), False),
     # truth hang
     ("hang-schema1", T("hang", 2, "hang"), v1(2, "hang"), True),
     ("hang-schema2", T("hang", 2, "hang"), v2("hang", 2, "hang"), True),

@@ -45,7 +45,9 @@ DEFINITIONS = """\
 - An answer is **right** when:
   - truth first_death or hang: the tool's outcome is first_death or hang, its rank equals truth.rank
     (when truth.rank is null the tool must not name a rank), and its cause equals truth.cause when that
-    is not null;
+    is not null; a truth first_death with rank null (a death whose cause is known, not its rank) is
+    also met by an undetermined outcome with no rank and that cause: the same finding under the other
+    label, as the undetermined truth below already accepts it the other way round;
   - truth undetermined: the tool's outcome is undetermined, or a first_death with rank null whose cause
     equals truth.cause when that is given (naming any rank is wrong);
   - truth clean: the tool's outcome is clean or no_failure.
@@ -191,6 +193,8 @@ def is_right(truth: Truth, answer: Answer) -> bool:
     if answer.error is not None:
         return False
     if truth.outcome in NAMED:
+        if truth.outcome == "first_death" and truth.rank is None and answer.outcome == "undetermined":
+            return answer.rank is None and truth.cause is not None and answer.cause == truth.cause
         if answer.outcome not in NAMED or answer.rank != truth.rank:
             return False
         return truth.cause is None or answer.cause == truth.cause
