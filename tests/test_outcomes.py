@@ -206,6 +206,22 @@ def test_a_traceback_cut_off_before_its_exception_line_is_no_cause(tmp_path: Pat
     assert first is not None and (first.rank, first.cause) == (3, Cause.PYTHON_EXCEPTION)
 
 
+def test_a_rank_whose_traceback_is_cut_is_not_eliminated_as_the_one_that_reported_nothing(tmp_path: Path) -> None:
+    """Rank 1 lost its peer; rank 2's traceback ends before its exception. Its exception may be the same
+    lost peer: it is not "the only rank that did not report waiting", and nothing else names a culprit."""
+    closed = (
+        "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:544] Connection closed by peer [10.0.0.5]:36068"
+    )
+    frames = '[rank{r}]: Traceback (most recent call last):\n[rank{r}]:   File "train.py", line 9, in <module>\n'
+    steps = "".join(f"[rank{r}]: step {s}\n" for s in range(3) for r in (1, 2))
+    lost = steps + frames.format(r=1) + f"[rank1]: {closed}\n"
+    d = run(tmp_path, {"console.log": lost + frames.format(r=2) + "[rank2]:     run()\n"})
+    assert d.verdict.outcome is Outcome.UNDETERMINED and d.verdict.first_death is None
+    assert any("rank 2 is the only rank that reported no wait, but its traceback at" in n for n in d.verdict.notes)
+    hung = run(tmp_path / "silent", {"console.log": lost}).verdict  # rank 2: nothing after its steps
+    assert hung.first_death is not None and hung.first_death.rank == 2  # named: it vanished, nothing hides a report
+
+
 def test_a_restarted_rank_that_only_waited_in_its_second_life_died_first_in_its_first(tmp_path: Path) -> None:
     """Attempt 0: rank 0 segfaults. Attempt 1: both ranks fail to reconnect (symptoms only)."""
     mesh = (

@@ -186,6 +186,10 @@ def _cut_off(tl: Timeline) -> list[Event]:
     return [e for e in tl.events if e.facts.get("cut_off") == "1"]
 
 
+def _cut_off_of(tl: Timeline, r: RankState) -> Event | None:
+    return next((tl.events[i] for i in r.events if tl.events[i].facts.get("cut_off") == "1"), None)
+
+
 def _what_to_fetch(tl: Timeline, f: Findings) -> None:
     missing = _missing_ranks(tl)
     if missing:
@@ -813,6 +817,12 @@ def _name_hang(tl: Timeline, f: Findings) -> None:
         )
         return
     culprit = min(suspects, key=_progress_key)
+    if voted != culprit.rank and outside is None and (cut := _cut_off_of(tl, culprit)) is not None:
+        f.notes.append(
+            f"rank {culprit.rank} is the only rank that reported no wait, but its traceback at "
+            f"{cut.where.source}:{cut.where.line} is cut off before its exception: it may report the same wait"
+        )
+        return  # not eliminated: what it raised is unknown, so it is not known to have reported nothing
     lost = sum(1 for r in reporters if _first_symptom_cause(tl, r) is Cause.PEER_LOST)
     vanished = lost > len(reporters) / 2 and culprit.torn_down is None  # stopped alive: it hung
     crash = _unranked_crash_signal(tl) if vanished and culprit.exit is None else None
