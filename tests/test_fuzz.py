@@ -124,6 +124,7 @@ FOUND = {
         (("rank_0.log", b"step 1\n"),), pack=b"rules:\n  - id: a.b\n    title: t\n    since: " + b"9" * 5000 + b"\n"
     ),
     "pack-int-mutated": corpus.mutated_case(1, 88879),  # a 4,697-digit YAML int reached int()
+    "quadratic-pattern-under-load": corpus.mutated_case(1, 67300),  # refused or not by the wall clock's load
     "truncated-xz": Case((("rank_1.log.xz", corpus.compress(b"step 1\n" * 100, corpus.random.Random(4))[1][:40]),)),
 }
 

@@ -14,9 +14,10 @@ SHARED = {
     "rankautopsy.errors",
     "rankautopsy.signals",
     "rankautopsy.numbers",
+    "rankautopsy.cputime",
     "rankautopsy.cache",
 }
-# stage -> the other stages it may import (besides the shared model, errors and signals)
+# stage -> the other stages it may import (besides the shared modules above)
 ALLOWED = {
     "sources": set(),
     "rulepacks": {"sources"},

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from test_rulepack_errors import BROKEN_PACKS
 
+from rankautopsy import cputime
 from rankautopsy.cli import main
 from rankautopsy.errors import RulePackError
 from rankautopsy.pipeline import Options, diagnose
@@ -334,10 +335,10 @@ def test_a_taught_prefix_over_its_time_bound_is_passed_over_and_named(
     """A prefix pattern runs on every parsed line: its time is bounded per stream, not only per line
     (2,000 lines at the per-line bound would be 100 s). Past it the tag is not read, and a note says so."""
     monkeypatch.setattr(prefixes, "TAUGHT_SECONDS", 0.002)
-    # a clock that moves 1 µs per reading: each match costs 1 µs, so the bound lasts 2,000 matches (past
+    # a CPU clock that moves 1 µs per reading: each match costs 1 µs, so the bound lasts 2,000 matches (past
     # the head's, short of the 20,000 lines) whatever else runs on the machine
     ticks = itertools.count()
-    monkeypatch.setattr(prefixes, "time", types.SimpleNamespace(perf_counter=lambda: next(ticks) * 1e-6))
+    monkeypatch.setattr(cputime, "time", types.SimpleNamespace(thread_time=lambda: next(ticks) * 1e-6))
     pack = tmp_path / "tag.yaml"
     pack.write_text(
         "rules:\n  - id: inhouse.task-tag\n    title: t\n    cause: context\n    role: context\n"

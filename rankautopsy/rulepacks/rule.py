@@ -3,6 +3,7 @@ pattern captures, the pattern against catastrophic backtracking) and its example
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ from typing import TypeVar
 
 import regex
 
+from rankautopsy.cputime import bounded
 from rankautopsy.model import Assembly, Cause, Effect, Example, Location, Role, Rule, StreamKind
 from rankautopsy.rulepacks.ruletest import compile_pattern, describe, run_examples
 from rankautopsy.rulepacks.yamlsafe import Map, Report, Seq
@@ -20,7 +22,7 @@ ID_PATTERN = regex.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*\.[a-z0-9]+(?:-[a-z0-9]+)*
 STATUSES = ("stable", "preview", "deprecated")
 ROOT_CAUSES = frozenset(c for c in Cause if not c.is_symptom and c not in (Cause.PROGRESS, Cause.CONTEXT))
 REMEDIATION_FILE = "remediation.yaml"
-SLOW_PATTERN_SECONDS = 0.25  # one adversarial line may take this long before the pattern is refused
+SLOW_PATTERN_SECONDS = 0.25  # CPU time one adversarial line may take before the pattern is refused
 
 _RULE_KEYS = (
     "id", "title", "cause", "role", "streams", "pattern", "ignorecase", "assemble", "why", "falsepositives",
@@ -294,12 +296,17 @@ def _adversarial(pattern: str, examples: Sequence[str]) -> Iterator[str]:
 
 
 def _too_slow(compiled: regex.Pattern[str], lines: Iterable[str]) -> bool:
-    try:
-        for line in lines:
-            compiled.search(line, timeout=SLOW_PATTERN_SECONDS)
-    except TimeoutError:
-        return True
+    """Whether any line takes the pattern more than SLOW_PATTERN_SECONDS of CPU time (not wall time:
+    a loaded machine must not refuse a pattern that an idle one accepts)."""
+    for line in lines:
+        _, _, stopped = bounded(functools.partial(_search, compiled, line), SLOW_PATTERN_SECONDS)
+        if stopped:
+            return True
     return False
+
+
+def _search(compiled: regex.Pattern[str], line: str, timeout: float) -> regex.Match[str] | None:
+    return compiled.search(line, timeout=timeout)
 
 
 def _read_examples(fields: Fields) -> tuple[tuple[Example, ...], tuple[str, ...], dict[tuple[str, int], int]]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import json
-import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import TypeVar
 import regex
 
 from rankautopsy import __version__, cache
+from rankautopsy.cputime import bounded
 from rankautopsy.model import Role, Rule, StreamKind
 from rankautopsy.scan import literals as literals_module
 from rankautopsy.scan import prefilter as prefilter_module
@@ -24,7 +24,7 @@ from rankautopsy.scan.literals import TWINS, Literals, required_literals
 from rankautopsy.scan.prefilter import Untranslatable, prefilter
 
 _T = TypeVar("_T")
-USER_RULE_TIMEOUT = 2.0  # seconds a user's rule may spend on one stream before it is dropped there
+USER_RULE_TIMEOUT = 2.0  # CPU seconds a user's rule may spend on one stream before it is dropped there
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,17 +148,16 @@ class Budget:
         return self.run(compiled, lambda timeout: compiled.pattern.search(text, timeout=timeout))
 
     def run(self, compiled: CompiledRule, call: Callable[[float], _T]) -> _T | None:
+        """`call(timeout)` within the CPU time the rule has left on this stream; past it, nothing, and
+        the rule is dropped here."""
         rule_id = compiled.rule.id
         if rule_id in self.timed_out:
             return None
-        began = time.perf_counter()
-        try:
-            return call(max(0.001, self.seconds - self.spent.get(rule_id, 0.0)))
-        except TimeoutError:
+        value, spent, stopped = bounded(call, self.seconds - self.spent.get(rule_id, 0.0))
+        self.spent[rule_id] = self.spent.get(rule_id, 0.0) + spent
+        if stopped:
             self.timed_out.append(rule_id)
-            return None
-        finally:
-            self.spent[rule_id] = self.spent.get(rule_id, 0.0) + time.perf_counter() - began
+        return value
 
 
 def verify(text: str, rules: Iterable[CompiledRule], budget: Budget) -> list[tuple[CompiledRule, dict[str, str]]]:

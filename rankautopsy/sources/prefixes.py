@@ -7,12 +7,13 @@ clocks and the rules read them.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
-import time
 from dataclasses import dataclass, replace
 from typing import Any
 
+from rankautopsy.cputime import bounded
 from rankautopsy.numbers import read_int
 
 # Kubernetes CRI file line: `2016-10-06T00:17:09.669794202Z stdout F msg`, and kubectl --timestamps.
@@ -106,13 +107,12 @@ class Taught:
             return self.pattern.match(line)
         if self.left <= 0:
             return None
-        began = time.perf_counter()
-        try:
-            return self.pattern.match(line, timeout=min(TAUGHT_LINE, self.left))
-        except TimeoutError:
-            return None
-        finally:
-            self.left -= time.perf_counter() - began
+        value, spent, _ = bounded(functools.partial(self._match, line), min(TAUGHT_LINE, self.left))
+        self.left -= spent
+        return value
+
+    def _match(self, line: str, timeout: float) -> Any:
+        return self.pattern.match(line, timeout=timeout)
 
 
 @dataclass(frozen=True, slots=True)
