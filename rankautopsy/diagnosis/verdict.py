@@ -183,11 +183,15 @@ def _settle_without_culprit(tl: Timeline, f: Findings) -> None:
 
 def _cut_off(tl: Timeline) -> list[Event]:
     """Tracebacks cut off before their exception line (the log ends inside them): a sign of failure, no cause."""
-    return [e for e in tl.events if e.facts.get("cut_off") == "1"]
+    return [e for e in tl.events if _is_cut_off(e)]
 
 
 def _cut_off_of(tl: Timeline, r: RankState) -> Event | None:
-    return next((tl.events[i] for i in r.events if tl.events[i].facts.get("cut_off") == "1"), None)
+    return next((tl.events[i] for i in r.events if _is_cut_off(tl.events[i])), None)
+
+
+def _is_cut_off(e: Event) -> bool:
+    return e.facts.get("cut_off") == "1"
 
 
 def _what_to_fetch(tl: Timeline, f: Findings) -> None:
