@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
 
+from rankautopsy.records import record
+
 
 class Cause(StrEnum):
     """Root causes and symptoms; the values are the stable ids of the JSON contract."""
@@ -154,7 +156,7 @@ class Event:
     effects: frozenset[Effect] = frozenset()  # its rule's, and those of the rule that classified it
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class Input:
     path: str
     kind: StreamKind
@@ -163,13 +165,13 @@ class Input:
     lines: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SkippedInput:
     path: str
     reason: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class RankReport:
     rank: int
     fate: Fate
@@ -182,7 +184,7 @@ class RankReport:
     events: tuple[int, ...] = ()  # indices into Diagnosis.events
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class FirstDeath:
     rank: int | None
     cause: Cause
@@ -196,13 +198,13 @@ class FirstDeath:
     method: str = "own_cause"  # own_cause, exit_status, job_cause, sequence, missing, lagging, named, unattributed, tie
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RuledOut:
     rank: int | None
     why: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class Verdict:
     outcome: Outcome
     first_death: FirstDeath | None
@@ -217,7 +219,7 @@ class Verdict:
     fetch_next: tuple[str, ...] = ()  # what evidence would settle it
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Unattributed:
     """A cause seen in the logs that no rank could be tied to ("a CUDA OOM, rank unknown")."""
 
@@ -226,7 +228,7 @@ class Unattributed:
     text: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class Diagnosis:
     verdict: Verdict
     ranks: tuple[RankReport, ...]
@@ -247,13 +249,13 @@ class Assembly(StrEnum):
     WHAT = "what"  # C++'s `terminate called after throwing ...` and the `what():` line under it, which classifies it
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class Example:
     line: str
     facts: Mapping[str, str] = field(default_factory=dict)  # the facts expected (subset check: exact values)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class Rule:
     """A rule of a pack, as loaded and validated. Compiled regexes live in the matcher, not here."""
 

@@ -7,7 +7,7 @@ import functools
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from datetime import UTC, datetime, timedelta, tzinfo
 
 from rankautopsy.diagnosis.assemble import build_events, classify
@@ -31,6 +31,7 @@ from rankautopsy.model import (
     Verdict,
 )
 from rankautopsy.numbers import read_int
+from rankautopsy.records import record
 from rankautopsy.rulepacks.loader import load_rules
 from rankautopsy.rulepacks.remediation import load_remediation
 from rankautopsy.scan.engine import Engine, make_engine
@@ -47,7 +48,7 @@ from rankautopsy.sources.sanitize import clean, without_surrogates
 DEFAULT_SKEW = timedelta(seconds=2)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class Options:
     paths: Sequence[str]
     dmesg: Sequence[str] = ()
@@ -202,7 +203,7 @@ def _year_hint(sources: Sequence[Source]) -> int:
     return next((s.year for s in sources if s.year is not None), datetime.now(UTC).year)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Scanned:
     """What the timeline needs of one stream."""
 
@@ -212,7 +213,7 @@ class Scanned:
     problem: str | None  # why the input was not read whole (a skipped input's reason)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Job:
     source: Source
     ctx: ClockContext

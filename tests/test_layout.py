@@ -15,6 +15,7 @@ SHARED = {
     "rankautopsy.signals",
     "rankautopsy.numbers",
     "rankautopsy.cputime",
+    "rankautopsy.records",
     "rankautopsy.cache",
 }
 # stage -> the other stages it may import (besides the shared modules above)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from rankautopsy.model import Assembly, Cause, Effect, Event, Evidence, Location, Role, StreamKind, TimeSpan
 from rankautopsy.numbers import read_int
+from rankautopsy.records import record
 from rankautopsy.scan.matcher import Budget, CompiledRule, Hit, facts_of, match_line
 from rankautopsy.scan.selection import REPEATS  # thinned as the scan thins hits
 from rankautopsy.sources.lines import Stream
@@ -306,7 +307,7 @@ def _one_per_line(events: list[Event]) -> list[Event]:
     return out
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class _Known:
     """What building one stream's events has learnt: where tracebacks end, its timestamped lines, and
     the classification of each final text seen (reused: events repeat)."""
@@ -487,7 +488,7 @@ def classify(
     return cause, role, None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Stamps:
     """The indices of a stream's timestamped lines, all of them and by channel (built once per stream)."""
 

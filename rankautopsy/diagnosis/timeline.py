@@ -8,11 +8,12 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime
 
 from rankautopsy.model import Cause, Effect, Event, Role, StreamKind, TimeSpan
 from rankautopsy.numbers import read_int
+from rankautopsy.records import record
 from rankautopsy.signals import as_signal, signal_number
 from rankautopsy.sources.clocks import ClockContext, parse_torchrun_time
 from rankautopsy.sources.lines import Stream
@@ -28,7 +29,7 @@ _NOT_HOSTS = frozenset(
 )
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Exit:
     code: int | None  # negative: killed by that signal (torchrun's convention)
     event: int  # index of the event that reported it
@@ -36,7 +37,7 @@ class Exit:
     oom: bool = False  # the scheduler says the task ran out of memory
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class RankState:
     rank: int
     host: str | None = None
@@ -50,7 +51,7 @@ class RankState:
     died_at: TimeSpan | None = None  # when its recorded exception was written (torchrun's error file)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Timeline:
     events: list[Event]
     ranks: dict[int, RankState]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from datetime import datetime, timedelta
 
 from rankautopsy.diagnosis.timeline import RankState, Timeline, exit_code, expand_ranks, is_symptom
@@ -26,6 +26,7 @@ from rankautopsy.model import (
     TimeSpan,
     Unattributed,
 )
+from rankautopsy.records import record
 from rankautopsy.signals import as_signal, signal_cause, signal_name
 
 # How a rank was tied to its line, and whether that channel is reliable enough for `high`.
@@ -36,7 +37,7 @@ _CHANNEL_WORDS = {
 }
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Candidate:
     """A rank that died of its own cause."""
 
@@ -51,7 +52,7 @@ class Candidate:
     inferred: bool = False  # the cause is inferred from evidence not tied to this rank
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Findings:
     first: FirstDeath | None
     confidence: Confidence

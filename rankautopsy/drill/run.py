@@ -8,12 +8,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from rankautopsy.errors import UsageError
 from rankautopsy.model import Cause, Diagnosis, Outcome
 from rankautopsy.pipeline import Options, diagnose
+from rankautopsy.records import record
 
 EXPECTED = {
     "exception": Cause.PYTHON_EXCEPTION,
@@ -25,7 +25,7 @@ EXPECTED = {
 HOWS = tuple(EXPECTED)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class DrillResult:
     how: str
     rank: int

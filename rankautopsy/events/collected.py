@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from datetime import datetime
 
 from rankautopsy.model import Event, Evidence, Input, Location, SkippedInput
+from rankautopsy.records import record
 from rankautopsy.sources.lines import Stream
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class Node:
     """Where a part was scanned: the host, and the boot time that placed its raw kernel stamps."""
 
@@ -19,7 +20,7 @@ class Node:
     event_file: str | None = None  # the event file it was read from (None: scanned in this process)
 
 
-@dataclass(slots=True, kw_only=True)
+@record(frozen=False, kw_only=True)
 class Part:
     """One input scanned: what it is, its events, and each channel's last sign of life."""
 
@@ -30,7 +31,7 @@ class Part:
     problem: str | None = None  # why it was not read whole, when discovery did not already say
 
 
-@dataclass(slots=True, kw_only=True)
+@record(frozen=False, kw_only=True)
 class Collected:
     """The inputs of one or more nodes, scanned. Parts keep their order; merging concatenates."""
 

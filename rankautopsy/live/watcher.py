@@ -20,6 +20,7 @@ from rankautopsy.events import Collected
 from rankautopsy.live.stream import Followed
 from rankautopsy.model import Diagnosis, Outcome, StreamKind, Verdict
 from rankautopsy.pipeline import Options, _load, conclude
+from rankautopsy.records import record
 from rankautopsy.scan.engine import make_engine
 from rankautopsy.scan.matcher import CompiledRule
 from rankautopsy.sources.discover import Source, discover
@@ -29,7 +30,7 @@ SNIFFED = 64 * 1024  # a file smaller than this is re-classified as it grows (it
 _REPORTED = {Outcome.FIRST_DEATH, Outcome.HANG, Outcome.CLEAN, Outcome.UNDETERMINED}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@record(kw_only=True)
 class WatchOptions:
     diagnose: Options
     settle: float = 2.0  # seconds a verdict must hold, the inputs quiet, before it is reported
@@ -38,13 +39,13 @@ class WatchOptions:
     rediscover: float = 1.0  # seconds between two walks of the given directories
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Report:
     diagnosis: Diagnosis
     at: float  # the clock reading when it was decided
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Status:
     streams: int = 0
     lines: int = 0

@@ -6,10 +6,10 @@ from __future__ import annotations
 import html
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from rankautopsy.model import Cause, Diagnosis, Event, Fate, RankReport, Role, TimeSpan
+from rankautopsy.records import record
 from rankautopsy.render._labels import (
     CAUSE_LABELS,
     FATE_LABELS,
@@ -76,7 +76,7 @@ _TICK_STEPS = (
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Mark:
     at: datetime
     shape: str
@@ -84,7 +84,7 @@ class _Mark:
     until: datetime | None = None  # the end of the interval it lies in, if uncertain
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Lane:
     report: RankReport
     marks: tuple[_Mark, ...]
@@ -95,7 +95,7 @@ class _Lane:
         return max((utc(t) for t in times), default=None)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Frame:
     """Where things go: the time window and the lane geometry."""
 
@@ -268,7 +268,7 @@ def _axis_caption(frame: _Frame) -> str:
     return text
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Guide:
     at: datetime
     label: str

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import IO, TypeVar
 
@@ -32,6 +31,7 @@ from rankautopsy.model import (
     Verdict,
 )
 from rankautopsy.numbers import read_int
+from rankautopsy.records import record
 from rankautopsy.render._labels import (
     CAUSE_LABELS,
     FATE_LABELS,
@@ -71,7 +71,7 @@ RANK_SHARE = 3  # a rank column takes at most a third of the width
 T = TypeVar("T")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Elided:
     count: int  # items left out at this point
 

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import stat
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
 
 from rankautopsy.errors import RulePackError
 from rankautopsy.model import Location, Rule
+from rankautopsy.records import record
 from rankautopsy.rulepacks import cached
 from rankautopsy.rulepacks.rule import (
     REMEDIATION_FILE,
@@ -246,7 +247,7 @@ def load_rules(user_paths: Sequence[Path] = (), *, builtin: bool = True) -> tupl
     return tuple(rules)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PackContents:
     """One pack file as `rules check` and `rules test` see it."""
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
@@ -12,6 +11,7 @@ from types import MappingProxyType
 from rankautopsy import __version__, cache
 from rankautopsy.errors import RulePackError
 from rankautopsy.model import Cause
+from rankautopsy.records import record
 from rankautopsy.rulepacks.loader import BUILTIN_DIR, display_path
 from rankautopsy.rulepacks.rule import REMEDIATION_FILE, ROOT_CAUSES, Fields, unknown
 from rankautopsy.rulepacks.yamlsafe import Map, Report, parse_yaml
@@ -19,7 +19,7 @@ from rankautopsy.rulepacks.yamlsafe import Map, Report, parse_yaml
 # ---- remediation checklist ----
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Remediation:
     """Three layers of advice: fix the cause, bound the wait (timeouts), fail fast next time (detection)."""
 

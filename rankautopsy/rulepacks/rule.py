@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import StrEnum
 from types import MappingProxyType
 from typing import TypeVar
@@ -15,6 +15,7 @@ import regex
 
 from rankautopsy.cputime import bounded
 from rankautopsy.model import Assembly, Cause, Effect, Example, Location, Role, Rule, StreamKind
+from rankautopsy.records import record
 from rankautopsy.rulepacks.ruletest import compile_pattern, describe, run_examples
 from rankautopsy.rulepacks.yamlsafe import Map, Report, Seq
 
@@ -120,13 +121,13 @@ class Fields:
         return frozenset(out)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Disable:
     rule_id: str
     where: Location
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Claim:
     """The names one entry takes (its id and aliases), whether or not the entry is valid."""
 
@@ -138,7 +139,7 @@ class Claim:
 ExampleLines = Mapping[tuple[str, str, int], int]  # (rule id, kind, index) -> line of the example
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Pack:
     rules: tuple[Rule, ...] = ()
     disabled: tuple[Disable, ...] = ()
@@ -146,7 +147,7 @@ class Pack:
     example_lines: ExampleLines = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Context:
     report: Report
     pack: str

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
 import regex
 
 from rankautopsy.model import Rule
+from rankautopsy.records import record
 from rankautopsy.sources.prefixes import strip_prefixes
 
 FLAGS = regex.MULTILINE | regex.V0  # `^`/`$` are line anchors, also when a stream is scanned in bulk
@@ -17,7 +17,7 @@ FLAGS = regex.MULTILINE | regex.V0  # `^`/`$` are line anchors, also when a stre
 ExampleKind = Literal["match", "no_match"]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ExampleResult:
     rule_id: str
     kind: ExampleKind

@@ -9,10 +9,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from rankautopsy.errors import RulePackError
+from rankautopsy.records import record
 
 ENV_VAR = "RANKAUTOPSY_RULES"
 TABLE = "[tool.rankautopsy]"
@@ -21,7 +21,7 @@ _MENTIONS_TABLE = re.compile(r"^\s*\[?\s*tool\s*\.\s*[\"']?rankautopsy\b", re.MU
 _HEADER = re.compile(r"^\s*\[\s*tool\s*\.\s*[\"']?rankautopsy[\"']?\s*\]", re.MULTILINE)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RulePath:
     path: Path
     origin: str  # "--rules", "RANKAUTOPSY_RULES" or "/abs/pyproject.toml:LINE"

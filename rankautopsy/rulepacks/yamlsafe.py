@@ -15,8 +15,10 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Hashable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
+
+from rankautopsy.records import record
 
 MAX_PACK_BYTES = 4 * 1024**2  # the largest built-in pack is ~60 KB
 MAX_NODES = 50_000  # YAML nodes with every alias expanded (the largest built-in pack has ~1,600)
@@ -43,7 +45,7 @@ class Seq(list[object]):
         self.raw: list[str | None] = []
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Report:
     """The problems of one file, kept in line order."""
 

@@ -6,7 +6,8 @@ import os
 import socket
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+
+from rankautopsy.records import record
 
 # Read in this order: torchrun (also under srun or mpirun), Open MPI, MPICH/Hydra and PMIx, SLURM.
 _RANK = ("RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID")
@@ -14,7 +15,7 @@ _LOCAL_RANK = ("LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "S
 _WORLD = ("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Identity:
     rank: int | None
     local_rank: int | None

@@ -19,13 +19,13 @@ import importlib
 import os
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import regex
 
 from rankautopsy import cache
 from rankautopsy.model import StreamKind
+from rankautopsy.records import record
 from rankautopsy.scan.literals import TWINS
 from rankautopsy.scan.matcher import Budget, CompiledRule
 from rankautopsy.sources.prefixes import Taught
@@ -195,7 +195,7 @@ class HyperscanEngine(Engine):
         return _database(tuple(r.prefilter or b"" for r in rules), tuple(r.index for r in rules))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Compiled:
     db: Any  # None when Hyperscan refused every pattern
     refused: frozenset[int]  # ids of patterns Hyperscan cannot compile, even in its prefilter mode

@@ -8,8 +8,7 @@ that match ASCII ones (`ſ`, `K`, `İ`), so a chunk containing one of those is s
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from rankautopsy.records import record
 from rankautopsy.scan.prefilter import CASE_TWINS, Alt, Chars, Lit, Node, Rep, Seq, flatten, superset
 
 MIN_LENGTH = 3  # shorter literals are in too many lines to be worth looking for
@@ -17,7 +16,7 @@ MAX_NEEDLES = 16
 TWINS = tuple(twin.encode() for twin in CASE_TWINS.values())
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Literals:
     needles: tuple[bytes, ...]
     folded: bool  # look for them in lowered bytes

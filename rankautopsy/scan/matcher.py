@@ -18,6 +18,7 @@ import regex
 from rankautopsy import __version__, cache
 from rankautopsy.cputime import bounded
 from rankautopsy.model import Role, Rule, StreamKind
+from rankautopsy.records import record
 from rankautopsy.scan import literals as literals_module
 from rankautopsy.scan import prefilter as prefilter_module
 from rankautopsy.scan.literals import TWINS, Literals, required_literals
@@ -27,7 +28,7 @@ _T = TypeVar("_T")
 USER_RULE_TIMEOUT = 2.0  # CPU seconds a user's rule may spend on one stream before it is dropped there
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CompiledRule:
     rule: Rule
     index: int = 0  # position in the rule set
@@ -130,7 +131,7 @@ def facts_of(match: regex.Match[str]) -> dict[str, str]:
     return {k: v for k, v in match.groupdict().items() if v is not None}
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Budget:
     """Time left for each user rule on one stream; built-in rules are trusted (checked at load)."""
 

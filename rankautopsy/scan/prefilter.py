@@ -13,10 +13,11 @@ then confirms each candidate line.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
 from typing import Any
 
 import regex
+
+from rankautopsy.records import record
 
 _sre: Any = importlib.import_module("re._parser")  # the stdlib parser: no public API, no stubs
 
@@ -47,7 +48,7 @@ class Untranslatable(ValueError):
     """The pattern has no byte-level prefilter: it is matched by `regex` over decoded text instead."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Chars:
     """One character: the bytes it may be (a byte of 0x80 or more stands for itself), and whether it may be
     any non-ASCII character (1 to 4 bytes)."""
@@ -56,22 +57,22 @@ class Chars:
     wide: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Lit:
     data: bytes  # the UTF-8 bytes of one non-ASCII character
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Seq:
     items: tuple[Node, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Alt:
     options: tuple[Seq, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Rep:
     item: Node
     lo: int

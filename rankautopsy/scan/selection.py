@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import regex
 
 from rankautopsy.model import Assembly, Effect, Role, Rule, StreamKind
+from rankautopsy.records import record
 from rankautopsy.scan.chunkview import ChannelCache, View, head_end, logical_lines, sample
 from rankautopsy.scan.engine import Engine, Match
 from rankautopsy.scan.matcher import Budget, CompiledRule, Hit, facts_of
@@ -76,7 +77,7 @@ _STAMPISH = {
 _STAMPISH_BACK = {key: regex.compile(p.pattern, regex.REVERSE) for key, p in _STAMPISH.items()}
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class StreamRead:
     """A source read: its stream of selected lines and the rule hits on them."""
 
@@ -142,7 +143,7 @@ def _read_whole(selection: _Selection, parts: list[bytes], chunks: Iterable[Chun
 _Seen = tuple[tuple[int, int], int, tuple[int, int] | None]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Repeat:
     keep: bool  # keep this hit
     drop: tuple[int, int] | None = None  # the kept hit it replaces as the latest of its repeats
@@ -168,7 +169,7 @@ class _Memo:
     found: int = 0  # ahead: the line the walk stopped at
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class _Selection:
     source: Source
     ctx: ClockContext
@@ -641,7 +642,7 @@ def _progress_key(channel: Channel) -> Channel:
     return (rank, None) if rank is not None else (None, local)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class _Cleaned:
     """Candidate rules of dirty lines, found on their cleaned text: line start -> rule indices."""
 

@@ -15,13 +15,14 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from pathlib import Path
 from typing import Protocol, TypeVar
 from zoneinfo import ZoneInfo
 
 from rankautopsy.model import TimeSpan
+from rankautopsy.records import record
 
 __all__ = [
     "ClockContext",
@@ -101,7 +102,7 @@ def _fixed_local_zone() -> tzinfo:
     return datetime.now().astimezone().tzinfo or UTC
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ClockContext:
     """How to read stamps that lack a zone, a year or a wall clock.
 
@@ -115,7 +116,7 @@ class ClockContext:
     boot_time: datetime | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class KernelStamp:
     """The clocks of one kernel-log line and the message after them."""
 
@@ -226,7 +227,7 @@ def _from_ctime(m: re.Match[str], ctx: ClockContext) -> TimeSpan | None:
 # --- find_time ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _Format:
     starts: str  # the characters a stamp of this format can begin with
     pattern: re.Pattern[str]
@@ -307,7 +308,7 @@ def year_hint_from_text(text: str) -> int | None:
 # --- kernel logs ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _KernelForm:
     starts: str
     pattern: re.Pattern[str]

@@ -8,11 +8,12 @@ import re
 import stat
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 
 from rankautopsy.errors import InputError
 from rankautopsy.model import SkippedInput, StreamKind
+from rankautopsy.records import record
 from rankautopsy.sources.clocks import year_hint_from_text
 from rankautopsy.sources.ranks import PathRank, rank_from_path
 from rankautopsy.sources.read import (
@@ -42,7 +43,7 @@ HEAD = 256 * 1024  # bytes read at discovery to classify an input (the rest is r
 _YEAR_CHARS, _YEAR_LINES = 200_000, 2000
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Source:
     """One input stream, classified from its head; its bytes are read again, in chunks, when scanned."""
 
@@ -160,7 +161,7 @@ def _missing(exc: Exception) -> bool:
     return isinstance(exc, FileNotFoundError)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class _Walk:
     """An iterative directory walk: bounded depth, each directory read once (symlink loops), every OS
     error one skipped entry, and symlinks out of the given roots not followed unless asked."""

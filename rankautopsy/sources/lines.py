@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from rankautopsy.model import StreamKind, TimeSpan
+from rankautopsy.records import record
 from rankautopsy.sources.clocks import ClockContext, find_time, parse_kernel_line, wall_from_monotonic
 from rankautopsy.sources.discover import Source
 from rankautopsy.sources.prefixes import (
@@ -42,7 +43,7 @@ _RECORD_START = re.compile(
 Channel = tuple[int | None, int | None]  # (rank, local rank): whose output a line is
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Stream:
     """One source's selected lines, in parallel lists (index i is the i-th selected logical line)."""
 

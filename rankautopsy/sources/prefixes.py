@@ -15,6 +15,7 @@ from typing import Any
 
 from rankautopsy.cputime import bounded
 from rankautopsy.numbers import read_int
+from rankautopsy.records import record
 
 # Kubernetes CRI file line: `2016-10-06T00:17:09.669794202Z stdout F msg`, and kubectl --timestamps.
 _CRI = re.compile(r"(?P<stamp>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z) (?:(?:stdout|stderr) [PF] )?")
@@ -85,7 +86,7 @@ TAUGHT_SECONDS = 2.0  # what a user's prefix pattern may spend on one stream (as
 TAUGHT_LINE = 0.05  # ... and on one line
 
 
-@dataclass(slots=True, eq=False)
+@record(frozen=False, eq=False)
 class Taught:
     """A prefix pattern taught by a rule (a user's launcher), with the time it has left on this stream:
     a pattern that backtracks on every line runs out and is passed over, as a slow rule is dropped."""
@@ -115,7 +116,7 @@ class Taught:
         return self.pattern.match(line, timeout=timeout)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Profile:
     """The optional, ambiguous layers a stream carries on most lines (sniffed from its head)."""
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import PurePath
+
+from rankautopsy.records import record
 
 # File names that name one rank: rank_3.log, rank3.out, rank-3.err, log_rank_3.txt, worker-3.log,
 # 20251218_rank3.log (DeepSpeed --enable_each_rank_log), node0.rank3.stderr.
@@ -17,7 +18,7 @@ _WORKER_NAME = re.compile(
 _ATTEMPT = re.compile(r"^attempt_(?P<attempt>\d{1,9})$")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PathRank:
     rank: int | None = None  # the global rank the path names
     local_rank: int | None = None  # torchrun's per-local-rank directory

@@ -18,9 +18,11 @@ import re
 import tempfile
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import IO, Any, BinaryIO, Protocol
+
+from rankautopsy.records import record
 
 MAX_LINE = 64 * 1024  # longer lines are cut: a rule only needs the head of a line
 SNIFF = 8192
@@ -36,7 +38,7 @@ _ZSTD = re.compile(rb"\x28\xb5\x2f\xfd")
 MAGIC_BYTES = 10  # enough of a head to tell every format above
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Decoded:
     text: str
     problem: str | None = None  # e.g. "truncated gzip: read 1234 bytes"
@@ -307,7 +309,7 @@ class _ZstdFeed:
 # ---- piped input, spooled ----
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Spool:
     """Bytes piped in (stdin, a named pipe), copied as they came into an unnamed temporary file: held
     on disk, not in memory, and gone with the process however it ends (nothing to clean up)."""
@@ -391,7 +393,7 @@ def open_bytes(path: Path | None, data: Data | None) -> Readable:
     return _Unpack(raw, fmt)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Head:
     data: bytes  # the first bytes, decompressed
     problem: str | None  # the stream ended early, damaged
@@ -412,7 +414,7 @@ def read_head(path: Path | None, data: Data | None, size: int) -> Head:
 # ---- chunks ----
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Chunk:
     """A run of whole lines `buf[start:end]` (the last ends with `\\n` except at the end of the input),
     after `buf[context:start]`, the lines before it that are still in the buffer. The buffer is reused:

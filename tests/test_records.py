@@ -1,0 +1,133 @@
+"""`record` behaves as the stdlib dataclass it stands in for: construction, equality, hashing, repr,
+immutability, `replace` and pickling."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import pickle
+from dataclasses import FrozenInstanceError, field
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rankautopsy.records import record
+
+
+@record
+class Point:
+    x: int
+    y: int = 0
+    tags: list[str] = field(default_factory=list)
+    note: str = field(default="", compare=False, repr=False)
+
+
+@record(kw_only=True)
+class Named:
+    name: str
+    size: int = 1
+
+
+@record(frozen=False)
+class Counter:
+    seen: int = 0
+
+
+@record
+class Derived:
+    base: int
+    double: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "double", self.base * 2)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class StdPoint:
+    x: int
+    y: int = 0
+    tags: list[str] = field(default_factory=list)
+    note: str = field(default="", compare=False, repr=False)
+
+
+def test_arguments_bind_as_a_dataclass_binds_them() -> None:
+    assert Point(1, 2) == Point(x=1, y=2) == Point(1, y=2)
+    assert Point(1).y == 0 and Point(1).tags == []
+    assert Point(1).tags is not Point(1).tags
+    assert Derived(3).double == 6
+    with pytest.raises(TypeError, match="missing required argument: 'x'"):
+        Point()  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'z'"):
+        Point(1, z=2)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="multiple values for argument 'x'"):
+        Point(1, x=2)  # type: ignore[misc]
+    with pytest.raises(TypeError, match="positional arguments"):
+        Point(1, 2, [], "", 5)  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        Named("a")  # type: ignore[misc]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'double'"):
+        Derived(1, double=2)  # type: ignore[call-arg]
+
+
+def test_frozen_unless_told() -> None:
+    point = Point(1)
+    with pytest.raises(FrozenInstanceError):
+        point.x = 2  # type: ignore[misc]
+    with pytest.raises(FrozenInstanceError):
+        del point.x  # type: ignore[misc]
+    counter = Counter()
+    counter.seen += 1
+    assert counter.seen == 1
+    with pytest.raises(TypeError):
+        hash(counter)
+    with pytest.raises(AttributeError):
+        point.other = 1  # type: ignore[attr-defined]
+
+
+def test_equality_ignores_what_is_not_compared_and_other_types() -> None:
+    assert Point(1, note="a") == Point(1, note="b")
+    assert hash(Named(name="a")) == hash(Named(name="a")) == hash(("a", 1))
+    assert Point(1) != Point(2)
+    assert Point(1) != StdPoint(1)
+    assert Named(name="a") != Point(1)
+
+
+def test_the_dataclass_functions_work_on_it() -> None:
+    point = Point(1, 2, ["t"])
+    assert [f.name for f in dataclasses.fields(point)] == ["x", "y", "tags", "note"]
+    assert dataclasses.replace(point, y=5) == Point(1, 5, ["t"])
+    assert dataclasses.asdict(point) == {"x": 1, "y": 2, "tags": ["t"], "note": ""}
+    assert dataclasses.replace(Derived(2), base=4).double == 8
+    match point:
+        case Point(1, 2):
+            pass
+        case _:
+            pytest.fail("positional pattern did not match")
+
+
+def test_pickle_and_copy_round_trip() -> None:
+    for value in (Point(1, 2, ["a"], "n"), Named(name="x", size=3), Derived(5)):
+        assert pickle.loads(pickle.dumps(value)) == value
+        assert copy.deepcopy(value) == value
+        assert copy.copy(value) == value
+    restored = pickle.loads(pickle.dumps(Counter(4)))
+    assert restored.seen == 4
+
+
+values = st.one_of(st.integers(), st.text(max_size=5), st.none(), st.tuples(st.integers()))
+
+
+@given(x=values, y=values, tags=st.lists(st.text(max_size=3), max_size=3), note=st.text(max_size=3))
+def test_repr_eq_and_hash_agree_with_the_stdlib(x: object, y: object, tags: list[str], note: str) -> None:
+    ours, theirs = Point(x, y, tags, note), StdPoint(x, y, tags, note)  # type: ignore[arg-type]
+    assert repr(ours) == repr(theirs).replace("StdPoint", "Point")
+    assert (ours == Point(x, y, list(tags))) == (theirs == StdPoint(x, y, list(tags)))  # type: ignore[arg-type]
+    assert _hash_or_error(ours) == _hash_or_error(theirs)
+
+
+def _hash_or_error(value: object) -> int | str:
+    try:
+        return hash(value)
+    except TypeError as error:
+        return str(error)
