@@ -94,6 +94,38 @@ def test_horovodrun_gloo_rank_tag_and_exit_report(tmp_path: Path) -> None:
     assert first(d) == (1, Cause.PYTHON_EXCEPTION)
 
 
+HOROVOD_SHUT_DOWN = (
+    "Horovod has been shut down. This was caused by an exception on one of the ranks or an attempt to "
+    "allreduce, allgather or broadcast a tensor after one of the ranks finished execution."
+)
+
+
+def test_horovod_shut_down_on_survivors_is_a_symptom(tmp_path: Path) -> None:
+    files = {f"rank_{r}.log": steps(r, 5) for r in range(3)}
+    files["rank_1.log"] += (
+        'Traceback (most recent call last):\n  File "train.py", line 40, in <module>\nValueError: corrupt shard 17\n'
+    )
+    for r in (0, 2):
+        files[f"rank_{r}.log"] += f"tensorflow.python.framework.errors_impl.AbortedError: {HOROVOD_SHUT_DOWN}\n"
+    d = run(tmp_path, files)
+    assert first(d) == (1, Cause.PYTHON_EXCEPTION)
+    alone = run(tmp_path / "alone", {"rank_0.log": steps(0, 5) + f"AbortedError: {HOROVOD_SHUT_DOWN}\n"})
+    assert alone.verdict.outcome is Outcome.UNDETERMINED and alone.verdict.first_death is None
+
+
+def test_nccl_teardown_after_a_clean_end_is_not_a_failure(tmp_path: Path) -> None:
+    files = {}
+    for r in range(2):
+        files[f"rank_{r}.log"] = steps(r, 5) + (
+            f"2026-11-29 07:00:06,000 INFO [rank {r}] training complete\n"
+            f"node01:{4100 + r}:{4200 + r} [{r}] NCCL INFO [Service thread] Connection closed by localRank {1 - r}\n"
+            f"node01:{4100 + r}:{4300 + r} [{r}] NCCL INFO comm 0x55ad rank {r} nranks 2 cudaDev {r} busId 1a0 - "
+            "Abort COMPLETE\n"
+        )
+    d = run(tmp_path, files)
+    assert d.verdict.outcome in (Outcome.CLEAN, Outcome.NO_FAILURE)
+
+
 def test_horovod_stall_inspector_names_the_missing_rank(tmp_path: Path) -> None:
     stall = (
         "[2026-11-29 07:10:00.181832: W /tmp/pip-req-build/horovod/common/stall_inspector.cc:105] One or more "
