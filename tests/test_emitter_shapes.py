@@ -126,6 +126,27 @@ def test_nccl_teardown_after_a_clean_end_is_not_a_failure(tmp_path: Path) -> Non
     assert d.verdict.outcome in (Outcome.CLEAN, Outcome.NO_FAILURE)
 
 
+def test_store_warnings_after_a_clean_end_are_not_a_failure(tmp_path: Path) -> None:
+    """Rank 0 hosts the TCPStore and exits first; the others' heartbeat monitors warn as they go."""
+    files = {"rank_0.log": steps(0, 5)}
+    for r in (1, 2):
+        files[f"rank_{r}.log"] = steps(r, 5) + (
+            f"[rank{r}]:[W1129 07:00:06.296197118 ProcessGroupNCCL.cpp:1659] [PG ID 0 PG GUID 0 Rank {r}] Failed to "
+            'check the "should dump" flag on TCPStore, (maybe TCPStore server has shut down too early), with error: '
+            "Failed to recv, got 0 bytes. Connection was likely closed. Did the remote server shutdown or crash?\n"
+            f"[rank{r}]:[W1129 07:00:06.303797152 TCPStore.cpp:125] [c10d] recvValue failed on SocketImpl(fd=6, "
+            "addr=[::ffff:127.0.0.1]:37468, remote=[::ffff:127.0.0.1]:29500): failed to recv, got 0 bytes\n"
+        )
+    assert run(tmp_path, files).verdict.outcome in (Outcome.CLEAN, Outcome.NO_FAILURE)
+    files["rank_1.log"] += (
+        'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n'
+        "torch.distributed.DistNetworkError: Failed to recv, got 0 bytes. Connection was likely closed. Did the "
+        "remote server shutdown or crash?\n"
+    )
+    raised = run(tmp_path / "raised", files)
+    assert raised.verdict.outcome is not Outcome.NO_FAILURE and first(raised)[1] is not Cause.PYTHON_EXCEPTION
+
+
 def test_horovod_stall_inspector_names_the_missing_rank(tmp_path: Path) -> None:
     stall = (
         "[2026-11-29 07:10:00.181832: W /tmp/pip-req-build/horovod/common/stall_inspector.cc:105] One or more "
