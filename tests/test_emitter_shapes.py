@@ -147,6 +147,16 @@ def test_store_warnings_after_a_clean_end_are_not_a_failure(tmp_path: Path) -> N
     assert raised.verdict.outcome is not Outcome.NO_FAILURE and first(raised)[1] is not Cause.PYTHON_EXCEPTION
 
 
+def test_cuda_driver_shutting_down_at_exit_is_not_a_cuda_error(tmp_path: Path) -> None:
+    exit_line = "node01:4100:4200 [0] init.cc:1387 NCCL WARN Cuda failure 'driver shutting down'\n"
+    files = {f"rank_{r}.log": steps(r, 5) + exit_line.replace("4100", str(4100 + r)) for r in range(2)}
+    assert run(tmp_path, files).verdict.outcome in (Outcome.CLEAN, Outcome.NO_FAILURE)
+    files["rank_1.log"] += (
+        "node01:4101:4201 [0] enqueue.cc:1556 NCCL WARN Cuda failure 'an illegal memory access was encountered'\n"
+    )
+    assert first(run(tmp_path / "illegal", files)) == (1, Cause.CUDA_ERROR)
+
+
 def test_horovod_stall_inspector_names_the_missing_rank(tmp_path: Path) -> None:
     stall = (
         "[2026-11-29 07:10:00.181832: W /tmp/pip-req-build/horovod/common/stall_inspector.cc:105] One or more "
