@@ -157,6 +157,27 @@ def test_cuda_driver_shutting_down_at_exit_is_not_a_cuda_error(tmp_path: Path) -
     assert first(run(tmp_path / "illegal", files)) == (1, Cause.CUDA_ERROR)
 
 
+IGNORED_AT_EXIT = (
+    "Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7f3b2c1d5e50>\n"
+    "Traceback (most recent call last):\n"
+    '  File "/usr/lib/python3.10/site-packages/torch/utils/data/dataloader.py", line 1479, in __del__\n'
+    "    self._shutdown_workers()\n"
+    "RuntimeError: CUDA error: driver shutting down\n"
+)
+
+
+def test_a_traceback_python_ignored_is_no_death(tmp_path: Path) -> None:
+    """sys.unraisablehook prints the exception and the process goes on (a __del__ or atexit at exit)."""
+    files = {f"rank_{r}.log": steps(r, 5) for r in range(2)}
+    files["rank_1.log"] += IGNORED_AT_EXIT
+    d = run(tmp_path, files)
+    assert d.verdict.outcome in (Outcome.CLEAN, Outcome.NO_FAILURE)
+    ignored = [e for e in d.events if "ignored" in e.facts]
+    assert [(e.rank, e.role.value) for e in ignored] == [(1, "context")]
+    files["rank_0.log"] += 'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\nKeyError: 7\n'
+    assert first(run(tmp_path / "raised", files)) == (0, Cause.PYTHON_EXCEPTION)
+
+
 def test_horovod_stall_inspector_names_the_missing_rank(tmp_path: Path) -> None:
     stall = (
         "[2026-11-29 07:10:00.181832: W /tmp/pip-req-build/horovod/common/stall_inspector.cc:105] One or more "

@@ -76,6 +76,9 @@ _LOG_RECORD = re.compile(r"^(?:(?:CRITICAL|FATAL|ERROR|WARNING|WARN|INFO|DEBUG)[
 _SPAWN_HEADER = re.compile(r"^-- Process (?P<rank>\d+) terminated with the following error:")
 # Ray Train (v2) relays one rank's error under `[Rank 1 Error Snippet]:` (several ranks': `[Rank 0,1 ...]`).
 _RELAY_HEADER = re.compile(_SPAWN_HEADER.pattern + r"|^\[Rank (?P<ray>\d+) Error Snippet\]:")
+# sys.unraisablehook's header (`Exception ignored in: <function X.__del__ ...>`, `... in atexit callback`):
+# Python printed the exception and went on, so the traceback under it killed nothing.
+_UNRAISABLE = re.compile(r"^Exception ignored\b")
 
 
 def assemble_traceback(stream: Stream, start: int, memo: dict[int, int | None] | None = None) -> Assembled:
@@ -87,6 +90,12 @@ def assemble_traceback(stream: Stream, start: int, memo: dict[int, int | None] |
             if m := _RELAY_HEADER.match(stream.texts[j]):
                 result.facts["rank"] = m["rank"] or m["ray"]
                 result.facts["spawn_raised"] = "1"  # spawn (and Ray) relay a child's traceback only for a raise
+    if (
+        start > 0
+        and channel(stream, start - 1) == channel(stream, start)
+        and _UNRAISABLE.match(stream.texts[start - 1])
+    ):
+        result.facts["ignored"] = "1"
     memo = {} if memo is None else memo
     if _IPYTHON_HEADER.match(stream.texts[start]):
         at = _ipython_exception_line(stream, start)
@@ -395,6 +404,8 @@ def _event(
         if by is not None:  # the classifying line's facts and effects are the event's too
             facts = {**_checked(by.facts), **facts, "classified_by": by.rule.rule.id}
             effects = effects | by.rule.rule.effects
+        if "ignored" in assembled.facts:
+            cause, role, effects = Cause.CONTEXT, Role.CONTEXT, rule.effects
         if "table_traceback" in facts:
             _recorded_exception(facts, stream.kind, rules, budget)
     time, open_ended = line_time(stream, hit.index, known.stamps)
