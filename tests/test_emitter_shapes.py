@@ -178,6 +178,34 @@ def test_a_traceback_python_ignored_is_no_death(tmp_path: Path) -> None:
     assert first(run(tmp_path / "raised", files)) == (0, Cause.PYTHON_EXCEPTION)
 
 
+RAY_RELAY = (
+    "2026-11-29 07:00:09,494\tERROR tune.py:1037 -- Trials did not complete: [TorchTrainer_294c7_00000]\n"
+    "ray.exceptions.RayTaskError({inner}): ray::_Inner.train() (pid=1118696, ip=192.168.100.1, "
+    "actor_id=3bc85d14332ec96de463c9f801000000, repr=TorchTrainer)\n"
+    '  File "/env/lib/python3.10/site-packages/ray/tune/trainable/trainable.py", line 331, in train\n'
+    "    raise skipped from exception_cause(skipped)\n"
+)
+
+
+def test_ray_relays_the_remote_traceback_under_its_task_error_line(tmp_path: Path) -> None:
+    """Ray prints the remote traceback with `RayTaskError(T): ray::...` in place of its header."""
+    whole = RAY_RELAY.format(inner="AssertionError") + "AssertionError: empty batch\n"
+    d = run(tmp_path, {"driver.log": whole})
+    relayed = [e for e in d.events if e.rule == "ray.task-error-relayed"]
+    assert [(e.cause, e.facts.get("exc_msg")) for e in relayed] == [(Cause.PYTHON_EXCEPTION, "empty batch")]
+    peer = RAY_RELAY.format(inner="DistBackendError") + (
+        "torch.distributed.DistBackendError: [Rank 1] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600012 "
+        "milliseconds before timing out.\n"
+    )
+    symptom = run(tmp_path / "peer", {"driver.log": peer})
+    assert [e.role.value for e in symptom.events if e.rule == "ray.task-error-relayed"] == ["symptom"]
+    cut = run(tmp_path / "cut", {"driver.log": RAY_RELAY.format(inner="AssertionError")})
+    assert [(e.cause, e.rank) for e in cut.events if e.rule == "ray.task-error-relayed"] == [
+        (Cause.PYTHON_EXCEPTION, None)
+    ]
+
+
 def test_horovod_stall_inspector_names_the_missing_rank(tmp_path: Path) -> None:
     stall = (
         "[2026-11-29 07:10:00.181832: W /tmp/pip-req-build/horovod/common/stall_inspector.cc:105] One or more "
