@@ -1,7 +1,7 @@
 """`record`: a dataclass whose definition costs no compile, for types made a few times per run.
 
 A stdlib dataclass compiles generated source for each method it adds: about 4 M instructions per
-frozen class, which for the sixty-odd types of the pipeline is a third of a small diagnosis. A
+frozen class, which for the sixty-odd types of the pipeline is nearly a third of a small diagnosis. A
 record is a real dataclass (`fields`, `replace`, `asdict` and pattern matching work) whose
 methods are shared, generic functions. Its `__init__` binds arguments in Python, a few times
 slower per call than a generated one, so types made per line or per hit stay `@dataclass`.
