@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,7 @@ from rankautopsy.model import (
     Verdict,
 )
 from rankautopsy.render import Format
+from rankautopsy.render import json as rjson
 from rankautopsy.render._labels import CAUSE_LABELS, FATE_LABELS, PHASE_LABELS, rank_ranges
 from rankautopsy.render.json import render_json
 from rankautopsy.render.terminal import make_console, render_terminal
@@ -314,6 +316,35 @@ def test_json_is_valid_utf8_json_for_any_text(text: str) -> None:
     out = render_json(d, VERSION)
     out.encode("utf-8")
     assert json.loads(out)["events"][0]["line"] == 1
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(alphabet=st.characters(codec=None, exclude_categories=())),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner, inner)
+        | st.dictionaries(st.text(alphabet=st.characters(codec=None, exclude_categories=())), inner, max_size=4)
+    ),
+    max_leaves=30,
+)
+
+
+def _safe_reference(text: str) -> str:
+    """What the JSON contract makes of text: lone surrogates U+FFFD, DEL and C1 controls \\u-escaped."""
+    text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return re.sub(r"[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+@given(_JSON_VALUES)
+def test_json_writer_is_the_standard_librarys_indent_2_made_safe(value: Any) -> None:
+    assert rjson.dumps(value) == _safe_reference(json.dumps(value, ensure_ascii=False, indent=2))
+
+
+@given(st.datetimes(datetime(1000, 1, 2), datetime(9999, 12, 30), timezones=st.none() | st.timezones()))
+def test_json_times_are_utc_with_microseconds(at: datetime) -> None:
+    utc = at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
+    assert rjson.iso(at) == utc.replace(tzinfo=None).isoformat(sep="T", timespec="microseconds") + "Z"
+    assert ISO_Z.match(rjson.iso(at))
 
 
 def test_json_version_defaults_without_package_version() -> None:
