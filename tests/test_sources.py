@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from rankautopsy.errors import InputError
 from rankautopsy.model import StreamKind
+from rankautopsy.sources import prefixes
 from rankautopsy.sources.discover import classify, discover
 from rankautopsy.sources.prefixes import (
     Prefix,
@@ -127,6 +128,18 @@ def test_hydra_rank_labels_only_where_the_stream_is_labelled() -> None:
 def test_strip_prefixes_never_raises_and_only_removes_a_head(line: str) -> None:
     message, _ = strip_prefixes(line, srun_labels=True)
     assert line.endswith(message)
+
+
+_TAG_PIECES = st.sampled_from(
+    ["[", "]", ":", " ", ",", "<", ">", "rank", "default", "stdout", "stderr", "1", "42", "x", "h:"]
+)
+
+
+@given(st.lists(_TAG_PIECES, max_size=12).map("".join))
+@settings(max_examples=500)
+def test_a_tag_is_one_of_the_three_launcher_tags(line: str) -> None:
+    one_of_three = any(p.match(line) for p in (prefixes._MPI, prefixes._RANK, prefixes._TEE))
+    assert prefixes.starts_tagged(line) == (line.startswith("[") and one_of_three)
 
 
 @given(st.integers(0, 4095), st.integers(0, 7), st.sampled_from(["Traceback", "  File", "step 3", "[W1129 x] y"]))

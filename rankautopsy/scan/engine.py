@@ -59,17 +59,29 @@ class Engine:
 
     def __init__(self, rules: Sequence[CompiledRule]) -> None:
         self.rules = list(rules)
+        self.by_index = {r.index: r for r in self.rules}
         self.taught: tuple[Taught, ...] = ()  # the patterns of `prefix` rules, stripped from every line
+        self._choices: dict[tuple[StreamKind, bool], tuple[list[CompiledRule], list[CompiledRule]]] = {}
 
     def find(self, data: Data, kind: StreamKind, budget: Budget, *, sampled: bool = False) -> list[Match]:
         """Every match of the kind's rules (the sampled progress rules, or all others) in `data`."""
-        chosen = [r for r in self.rules if r.applies_to(kind) and r.sampled == sampled and budget.allows(r)]
-        bulk = [r for r in chosen if r.prefilter is not None]
+        chosen, bulk = self._chosen(kind, sampled)
+        if budget.timed_out:
+            chosen, bulk = [r for r in chosen if budget.allows(r)], [r for r in bulk if budget.allows(r)]
         found, refused = self._find(data, bulk, budget)
         found = [(offset - (data[offset] == 0x0A), index) for offset, index in found]  # `$` ends at the \n
         found += self._last_line(data, bulk, budget)
         found += _text_matches(data, [r for r in chosen if r.prefilter is None] + refused, budget)
         return found
+
+    def _chosen(self, kind: StreamKind, sampled: bool) -> tuple[list[CompiledRule], list[CompiledRule]]:
+        """The kind's rules (the sampled progress rules, or all others), and those with a prefilter:
+        the same for every chunk of every stream of the kind."""
+        key = (kind, sampled)
+        if key not in self._choices:
+            chosen = [r for r in self.rules if r.applies_to(kind) and r.sampled == sampled]
+            self._choices[key] = chosen, [r for r in chosen if r.prefilter is not None]
+        return self._choices[key]
 
     def _last_line(self, data: Data, rules: list[CompiledRule], budget: Budget) -> list[Match]:
         """A last line with no line feed, scanned again with one: a prefilter's `$` is the line end."""

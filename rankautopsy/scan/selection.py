@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import re
+import weakref
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -180,7 +181,7 @@ class _Selection:
     prefixes: ChannelCache = field(init=False)
     kind: StreamKind = field(init=False)
     rules: dict[int, CompiledRule] = field(init=False)
-    countable: set[int] = field(init=False)  # rules whose repeats are counted, not kept (`_counts_repeats`)
+    countable: frozenset[int] = field(init=False)  # rules whose repeats are counted, not kept (`_counts_repeats`)
     budget: Budget = field(default_factory=Budget)
     lines: dict[int, list[Line]] = field(default_factory=dict)
     found: dict[int, dict[tuple[int, int], dict[str, str]]] = field(default_factory=dict)  # line -> hits
@@ -205,8 +206,8 @@ class _Selection:
         self.parser = LineParser(self.source, self.ctx, self.sample, self.engine.taught)
         self.prefixes = ChannelCache(self.parser)
         self.kind = self.source.kind
-        self.rules = {r.index: r for r in self.engine.rules}
-        self.countable = {i for i, r in self.rules.items() if _counts_repeats(r.rule)}
+        self.rules = self.engine.by_index
+        self.countable = _countable(self.engine)
 
     def timed_out(self) -> list[str]:
         """User rules dropped on this stream for running out of time (their patterns or prefixes)."""
@@ -629,6 +630,16 @@ def _repeat_key(
 ) -> tuple[int, Channel, tuple[tuple[str, str], ...]]:
     """What makes two hits repeats of one another: the rule, the channel and the facts."""
     return index, channel, tuple(sorted(facts.items()))
+
+
+_COUNTABLE: weakref.WeakKeyDictionary[Engine, frozenset[int]] = weakref.WeakKeyDictionary()
+
+
+def _countable(engine: Engine) -> frozenset[int]:
+    """The engine's rules whose repeats are counted (`_counts_repeats`), worked out once, not per stream."""
+    if engine not in _COUNTABLE:
+        _COUNTABLE[engine] = frozenset(r.index for r in engine.rules if _counts_repeats(r.rule))
+    return _COUNTABLE[engine]
 
 
 def _counts_repeats(rule: Rule) -> bool:

@@ -220,7 +220,11 @@ def starts_tagged(line: str) -> bool:
 
 def _tagged(line: str, pos: int) -> bool:
     """Whether a launcher tag starts at `pos - 1` (its `[` already seen): `[rank3]:`, `[default3]:`, `[1,3]<`."""
-    return bool(_MPI.match(line, pos - 1) or _RANK.match(line, pos - 1) or _TEE.match(line, pos - 1))
+    return _TAG.match(line, pos - 1) is not None
+
+
+# `_MPI`, `_RANK` or `_TEE`, in one match (a line of a log with no prefix is tried at every `[`)
+_TAG = re.compile("|".join(f"(?:{re.sub(r'[(][?]P<[a-z]+>', '(?:', p.pattern)})" for p in (_MPI, _RANK, _TEE)))
 
 
 def _collector(line: str, pos: int, stamp: str | None, host: str | None) -> tuple[int, str | None, str | None]:
