@@ -18,7 +18,7 @@ from rankautopsy.model import Effect, Role, StreamKind
 from rankautopsy.pipeline import Options, diagnose
 from rankautopsy.render.json import render_json
 from rankautopsy.rulepacks.loader import load_rules
-from rankautopsy.scan import selection
+from rankautopsy.scan import parallel, selection
 from rankautopsy.scan.engine import Engine, hyperscan, make_engine, re2
 from rankautopsy.scan.matcher import Budget, CompiledRule, compile_rules
 from rankautopsy.scan.prefilter import CASE_TWINS, Untranslatable, prefilter
@@ -422,3 +422,26 @@ def test_random_logs_give_the_hits_of_every_line(
     text = "".join(prefix + line.replace("\n", " ") + ("\r\n" if crlf else "\n") for prefix, line in lines)
     path.write_bytes(text.encode("utf-8", "surrogateescape") or b"x\n")
     check_against_every_line(path, engine)
+
+
+def test_many_small_files_or_much_input_get_a_worker_per_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RANKAUTOPSY_JOBS", raising=False)
+    monkeypatch.setattr(parallel, "_cores", lambda: 4)
+    assert parallel.worker_count([1000] * (parallel.PARALLEL_FILES - 1)) == 1
+    assert parallel.worker_count([1000] * parallel.PARALLEL_FILES) == 4
+    assert parallel.worker_count([parallel.PARALLEL_BYTES, 1]) == 2  # no more workers than files
+    assert parallel.worker_count([parallel.PARALLEL_BYTES * 4]) == 1  # one file: one worker
+    assert parallel.worker_count([1, 1], wanted=3) == 3
+
+
+@given(st.lists(st.integers(0, 10**6), max_size=300), st.integers(1, 8))
+def test_the_pool_runs_every_job_once_in_batches_and_returns_them_in_order(weights: list[int], workers: int) -> None:
+    order = sorted(range(len(weights)), key=lambda i: -weights[i])
+    batches = parallel._batches(order, workers)
+    assert [i for batch in batches for i in batch] == order
+    assert all(batches) and len(batches) <= max(1, workers * parallel.BATCHES_PER_WORKER * 2)
+
+
+def test_a_pool_of_forked_workers_gives_each_jobs_result_in_job_order() -> None:
+    jobs = [f"job {i}" for i in range(50)]
+    assert parallel.run_all(jobs, str.upper, 2, len) == [j.upper() for j in jobs]

@@ -19,7 +19,12 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 JOBS_ENV = "RANKAUTOPSY_JOBS"
-PARALLEL_BYTES = 64 * 1024 * 1024  # below this much input, starting workers costs more than it saves
+# Below both, starting workers (importing multiprocessing, forking) costs about what it saves: measured
+# on 2 cores, 64 files of 2 MB in all gained nothing, 64 files of 11 MB 12 %, 512 files of 17 MB 20 %
+# (each file costs ~2 ms however small it is).
+PARALLEL_BYTES = 8 * 1024 * 1024
+PARALLEL_FILES = 96
+BATCHES_PER_WORKER = 8
 _PR_SET_PDEATHSIG = 1
 _STOPS = {getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)}
 
@@ -29,12 +34,13 @@ _state: list[Any] = []  # (jobs, work) of the run in progress, inherited by fork
 
 
 def worker_count(sizes: Sequence[int], wanted: int | None = None) -> int:
-    """`wanted`, else $RANKAUTOPSY_JOBS, else one per core when the input is big and split in files."""
+    """`wanted`, else $RANKAUTOPSY_JOBS, else one per core when the input is split in files and they
+    are big or many."""
     if wanted is None and (env := os.environ.get(JOBS_ENV, "").strip()):
         wanted = int(env) if env.isdigit() else None
     if wanted is not None:
         return max(1, wanted)
-    if len(sizes) < 2 or sum(sizes) < PARALLEL_BYTES:
+    if len(sizes) < 2 or (sum(sizes) < PARALLEL_BYTES and len(sizes) < PARALLEL_FILES):
         return 1
     return max(1, min(len(sizes), _cores()))
 
@@ -75,8 +81,9 @@ def run_all(
             raise
         with pool:
             _unblock(mask)  # a stop that came while forking is raised here, where the pool is cleaned up
-            for index, result in pool.imap_unordered(_run, order, chunksize=1):
-                results[index] = _tell(result, jobs[index], done)
+            for batch in pool.imap_unordered(_run, _batches(order, workers), chunksize=1):
+                for index, result in batch:
+                    results[index] = _tell(result, jobs[index], done)
     finally:
         _state.clear()
     return [results[i] for i in range(len(jobs))]
@@ -119,6 +126,13 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _run(index: int) -> tuple[int, Any]:
+def _batches(order: list[int], workers: int) -> list[list[int]]:
+    """The jobs, heaviest first, in batches: a few per worker and round, so that hundreds of small
+    files do not pay a round trip each, and the last batches are small enough to even out the end."""
+    size = max(1, len(order) // (workers * BATCHES_PER_WORKER))
+    return [order[i : i + size] for i in range(0, len(order), size)]
+
+
+def _run(batch: list[int]) -> list[tuple[int, Any]]:
     jobs, work = _state
-    return index, work(jobs[index])
+    return [(index, work(jobs[index])) for index in batch]
