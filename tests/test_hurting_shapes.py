@@ -158,12 +158,14 @@ def test_a_traceback_window_ends_where_the_traceback_ends(
     assert result.verdict.first_death.detail == "ValueError: bad sample 4242"
 
 
-@pytest.mark.parametrize("size", [2_000, 120_000])  # read whole, and read in chunks
+@pytest.mark.parametrize(("size", "remembered"), [(2_000, 4096), (120_000, 4096), (120_000, 2)])
 def test_repeats_counted_without_a_full_parse_give_the_full_parses_diagnosis(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int, remembered: int
 ) -> None:
     """NCCL identity lines of two communicators and two prefixes, stamped and not, around a traceback
-    window: counting a repeat from its message alone must change nothing the full parse would give."""
+    window: counting a repeat from its message alone (remembered per distinct line, the memory full
+    and cleared over and over in the last case) must change nothing the full parse would give."""
+    monkeypatch.setattr(selection, "COUNTED_LINES", remembered)
     lines: list[str] = []
     for i in range(size // 4):
         gpu = i % 2

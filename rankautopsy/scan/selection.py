@@ -142,6 +142,10 @@ def _read_whole(selection: _Selection, parts: list[bytes], chunks: Iterable[Chun
 
 
 _Seen = tuple[tuple[int, int], int, tuple[int, int] | None]
+_RepeatKey = tuple[int, Channel, tuple[tuple[str, str], ...]]
+_CountedLine = tuple[Channel, str, dict[int, _RepeatKey | None]]  # channel, message, rule -> its key
+COUNTED_LINE_BYTES = 1024  # lines remembered by `_read_counted`: short ones,
+COUNTED_LINES = 4096  # and this many at a time
 
 
 @record
@@ -198,9 +202,10 @@ class _Selection:
     spare: list[int] = field(default_factory=list)  # lines the latest window took past the budget
     stamped: set[Channel] = field(default_factory=set)  # channels with a timestamped line selected
     logical: int = 0  # logical lines read
-    repeats: dict[tuple[int, Channel, tuple[tuple[str, str], ...]], _Seen] = field(
+    repeats: dict[_RepeatKey, _Seen] = field(
         default_factory=dict
     )  # repeatable hits: where the first is, how many were seen, where the latest kept one is
+    counted_lines: dict[bytes, _CountedLine] = field(default_factory=dict)  # `_read_counted`
 
     def __post_init__(self) -> None:
         self.parser = LineParser(self.source, self.ctx, self.sample, self.engine.taught)
@@ -294,16 +299,18 @@ class _Selection:
         communicator and rank): counted on the first without a full parse (no time, no Line). False
         where any of its rules still wants it kept, so that the result is the one the full parse gives
         (a timestamped line marks its channel as the parse does)."""
-        read = self.parser.message(view.text(start), self.stamped)
+        read = self._read_counted(view.raw(start))
         if read is None:
             return False
-        channel, text = read
+        channel, text, by_rule = read
         keys = []
         for index in rules:
-            m = self.rules[index].pattern.search(text)
-            if m is None:
+            if index not in by_rule:
+                m = self.rules[index].pattern.search(text)
+                by_rule[index] = None if m is None else _repeat_key(index, channel, facts_of(m))
+            key = by_rule[index]
+            if key is None:
                 continue
-            key = _repeat_key(index, channel, facts_of(m))
             if key not in self.repeats or self.repeats[key][1] < REPEATS:
                 return False
             keys.append(key)
@@ -311,6 +318,23 @@ class _Selection:
             first, seen, _ = self.repeats[key]
             self.repeats[key] = (first, seen + 1, None)  # as `_repeated` counts a context line
         return bool(keys)
+
+    def _read_counted(self, raw: bytes) -> _CountedLine | None:
+        """A line's channel and message, and its repeat key per rule, worked out once per distinct short
+        line: NCCL repeats many lines word for word, and every part is a function of the line's bytes
+        (its time, too, which marked its channel the first time). Not with a user's taught prefix, whose
+        time bound could end between two repeats."""
+        if (known := self.counted_lines.get(raw)) is not None:
+            return known
+        read = self.parser.message(raw.decode("utf-8", "replace"), self.stamped)
+        if read is None:
+            return None
+        line: _CountedLine = (*read, {})
+        if len(raw) <= COUNTED_LINE_BYTES and not self.engine.taught:
+            if len(self.counted_lines) >= COUNTED_LINES:
+                self.counted_lines.clear()
+            self.counted_lines[raw] = line
+        return line
 
     def _repeated(self, index: int, channel: Channel, facts: dict[str, str], where: tuple[int, int]) -> Repeat:
         """What to do with a hit that repeats a line of the same rule, channel and facts (an NCCL
@@ -625,9 +649,7 @@ class _Selection:
         self.spare = kept
 
 
-def _repeat_key(
-    index: int, channel: Channel, facts: dict[str, str]
-) -> tuple[int, Channel, tuple[tuple[str, str], ...]]:
+def _repeat_key(index: int, channel: Channel, facts: dict[str, str]) -> _RepeatKey:
     """What makes two hits repeats of one another: the rule, the channel and the facts."""
     return index, channel, tuple(sorted(facts.items()))
 

@@ -160,7 +160,7 @@ class LineParser:
 
     def _channel_of(self, prefix: Prefix) -> Channel:
         """The channel a line's prefixes and its file's path give (None rank: its words may tell)."""
-        rank = next((r for r in (prefix.rank, prefix.task, self._where.rank) if r is not None), None)
+        rank = prefix.rank if prefix.rank is not None else prefix.task if prefix.task is not None else self._where.rank
         return rank, prefix.local_rank if prefix.local_rank is not None else self._where.local_rank
 
     def message(self, raw: str, timed: set[Channel]) -> tuple[Channel, str] | None:
