@@ -1,12 +1,12 @@
 """Time `rankautopsy diagnose` against ripgrep, GNU grep and cat on the same generated corpora.
 
-    python benchmarks/bench.py [--sizes 1M,10M,100M,1G,4G] [--hurting 200M] [--dir /tmp/rankautopsy-bench]
+    python benchmarks/bench.py [--sizes 1M,10M,16M:512,100M,1G,4G] [--hurting 200M] [--dir /tmp/rankautopsy-bench]
                                [--runs 3] [--fallback-up-to 100M] [--re2-up-to 1G] [--out benchmarks/RESULTS.md]
 
 First the fixed cost: a diagnosis of a 20 KB fixture against `python3 -c pass` (bytecode cached as an
-installed wheel has it, in a prefix under the temp dir). Then for each size:
-generate the corpus (benchmarks/gen_corpus.py, 64 rank files) unless it is already there, write the
-rule lists (benchmarks/rule_lists.py), run every command once to warm the page cache (and
+installed wheel has it, in a prefix under the temp dir). Then for each size: generate the corpus
+(benchmarks/gen_corpus.py, 64 rank files, or FILES of them with `SIZE:FILES`) unless it is already
+there, write the rule lists (benchmarks/rule_lists.py), run every command once to warm the page cache (and
 rankautopsy's cache), then `--runs` rounds of all commands in turn (alternating); each run is timed
 from outside, its CPU time and peak RSS read from `/usr/bin/time`. The tables give medians, min–max
 and the ratio of medians to `rg -j1` with the rules' own patterns. With `--hurting SIZE`, the five
@@ -77,12 +77,16 @@ def run(command: Command) -> None:
 
 
 def corpus(root: Path, size: str) -> Path:
-    folder = root / size
-    stamp = root / f"{size}.generated"
-    wanted = f"size={size} files=64 seed=7 generator={(HERE / 'gen_corpus.py').stat().st_mtime_ns}"
+    """The corpus of `SIZE` (64 files) or `SIZE:FILES`, generated unless it is there already."""
+    total, _, files = size.partition(":")
+    files = files or "64"
+    folder = root / size.replace(":", "-in-")
+    stamp = root / f"{folder.name}.generated"
+    wanted = f"size={total} files={files} seed=7 generator={(HERE / 'gen_corpus.py').stat().st_mtime_ns}"
     if not stamp.is_file() or stamp.read_text() != wanted:
         shutil.rmtree(folder, ignore_errors=True)
-        subprocess.run([sys.executable, str(HERE / "gen_corpus.py"), str(folder), "--size", size], check=True)
+        argv = [sys.executable, str(HERE / "gen_corpus.py"), str(folder), "--size", total, "--files", files]
+        subprocess.run(argv, check=True)
         stamp.write_text(wanted)
     return folder
 
@@ -230,7 +234,7 @@ def report(results: list[SizeResult], runs: int, head: str = "") -> str:
             out.append(f"| {c.name} | {spread} | {statistics.median(c.cpu):.2f} | {rate:,.0f} | {ratio} | {rss:.0f} |")
         same = ", ".join(f"{name}: {'identical' if ok else 'DIFFERENT'}" for name, ok in result.same.items())
         out += ["", f"Diagnosis (verdict, ranks, events) of the fast path vs {same}.", ""]
-    out += ["## Commands", "", "`DIR` is the corpus directory, `FILES` its 64 `rank_*.log` files.", "", "```sh"]
+    out += ["## Commands", "", "`DIR` is the corpus directory, `FILES` its `rank_*.log` files.", "", "```sh"]
     for c in results[-1].commands:
         env = " ".join(f"{k}={v}" for k, v in c.env.items())
         out.append((env + " " if env else "") + _shown(c.argv, str(results[-1].folder)))
@@ -264,7 +268,7 @@ def main() -> None:
     limit, re2_limit = gen_corpus.parse_size(args.fallback_up_to), gen_corpus.parse_size(args.re2_up_to)
     head = startup(args.runs * 3)
     results = [
-        bench_size(args.dir, size, args.runs, (n := gen_corpus.parse_size(size)) <= limit, n <= re2_limit)
+        bench_size(args.dir, size, args.runs, (n := gen_corpus.parse_size(size.split(":")[0])) <= limit, n <= re2_limit)
         for size in args.sizes.split(",")
         if size
     ]
