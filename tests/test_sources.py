@@ -223,6 +223,14 @@ def test_classify_by_name_and_content() -> None:
     assert classify("x/console.log", "step 1\n", PathRank()) is StreamKind.CONSOLE
 
 
+@given(st.binary(max_size=300).map(lambda b: bytes(c & 0x7F for c in b)))
+def test_ascii_heads_are_judged_as_their_decoded_text_is(head: bytes) -> None:
+    text = head.decode("ascii")
+    bad = len(re.findall("[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]", text))
+    expected = head.count(b"\x00") > max(2, len(head) // 2000) or bad > 0.1 * len(text)
+    assert looks_binary(head) == (expected and bool(head))
+
+
 def test_discover_reports_missing_and_empty(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no such file"):
         discover([str(tmp_path / "missing")])
