@@ -127,12 +127,16 @@ class TimeSpan:
 
 @dataclass(frozen=True, slots=True)
 class Location:
+    """Where a line is: its input and line number."""
+
     source: str  # the input's display path
     line: int  # 1-based
 
 
 @dataclass(frozen=True, slots=True)
 class Evidence:
+    """A line shown as evidence, where it is."""
+
     where: Location
     text: str  # sanitized log text
 

@@ -11,6 +11,7 @@ Imports nothing of the package.
 from __future__ import annotations
 
 import dataclasses
+import inspect  # imported by dataclasses anyway
 from collections.abc import Callable
 from operator import attrgetter
 from typing import Any, TypeVar, dataclass_transform, overload
@@ -34,6 +35,8 @@ def record(
     """A slotted dataclass, frozen unless told, with shared methods; `@record` or `@record(...)`."""
 
     def make(cls: type[_T]) -> type[_T]:
+        if cls.__doc__ is None:  # else dataclass writes one from inspect.signature: most of its cost
+            cls.__doc__ = f"{cls.__name__}({', '.join(inspect.get_annotations(cls))})"
         made = _dataclass(cls, init=False, repr=False, eq=False, frozen=False, slots=True, kw_only=kw_only)
         _install(made, frozen, eq)
         return made

@@ -131,3 +131,19 @@ def _hash_or_error(value: object) -> int | str:
         return hash(value)
     except TypeError as error:
         return str(error)
+
+
+def test_a_record_without_a_docstring_is_documented_by_its_fields_as_a_dataclass_is() -> None:
+    @record
+    class Plain:
+        a: int
+        b: str = "x"
+
+    @record
+    class Told:
+        """Said."""
+
+        a: int
+
+    assert Plain.__doc__ == "Plain(a, b)"
+    assert Told.__doc__ == "Said."

@@ -44,6 +44,8 @@ _SIGNAL = re.compile(r"Signal (?P<num>\d+) \((?P<name>SIG\w+)\)")
 
 @dataclass(slots=True)
 class Assembled:
+    """What an assembler made of the lines from a hit on: where the event ends, and its facts."""
+
     end: int  # index of the event's last line
     facts: dict[str, str] = field(default_factory=dict)
     lines: list[int] = field(default_factory=list)  # indices of the evidence lines beyond the first

@@ -59,6 +59,8 @@ def verdict_key(v: Verdict) -> tuple[object, ...]:
 
 @dataclass
 class Watcher:
+    """The followed streams of a watched job and what was concluded from them."""
+
     options: WatchOptions
     streams: dict[str, Followed] = field(default_factory=dict)
     stdin: Followed | None = None

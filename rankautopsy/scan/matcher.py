@@ -63,6 +63,8 @@ def _regex(pattern: str, flags: int) -> regex.Pattern[str]:
 
 @dataclass(frozen=True, slots=True)
 class Hit:
+    """A rule confirmed on a line of a stream, with the facts its named groups took."""
+
     rule: CompiledRule
     index: int  # the line's index in its stream
     facts: dict[str, str]
