@@ -5,6 +5,8 @@ from __future__ import annotations
 import gzip
 import importlib.util
 import json
+import os
+import time
 from datetime import UTC
 from pathlib import Path
 
@@ -445,3 +447,67 @@ def test_the_pool_runs_every_job_once_in_batches_and_returns_them_in_order(weigh
 def test_a_pool_of_forked_workers_gives_each_jobs_result_in_job_order() -> None:
     jobs = [f"job {i}" for i in range(50)]
     assert parallel.run_all(jobs, str.upper, 2, len) == [j.upper() for j in jobs]
+
+
+def _forked_pids(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    pids: list[int] = []
+    real = parallel._fork
+
+    def fork(inherited: list[int]) -> object:
+        worker = real(inherited)
+        pids.append(worker.pid)
+        return worker
+
+    monkeypatch.setattr(parallel, "_fork", fork)
+    return pids
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # a zombie (not reaped) still answers
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def _fails_on_seven(job: int) -> int:
+    if job == 7:
+        raise ValueError("job seven")
+    return job
+
+
+def _dies_on_seven(job: int) -> int:
+    if job == 7:
+        os._exit(3)  # as the kernel's OOM killer would leave it: no results
+    return job
+
+
+def test_a_workers_error_is_raised_here_with_its_traceback_and_every_worker_is_reaped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pids = _forked_pids(monkeypatch)
+    with pytest.raises(ValueError, match="job seven") as raised:
+        parallel.run_all(list(range(40)), _fails_on_seven, 2, lambda _: 1)
+    assert any("in a rankautopsy worker process" in note for note in raised.value.__notes__)
+    assert len(pids) == 2 and all(_gone(pid) for pid in pids)
+
+
+def test_a_worker_that_dies_ends_the_run_with_an_error_not_a_hang(monkeypatch: pytest.MonkeyPatch) -> None:
+    pids = _forked_pids(monkeypatch)
+    with pytest.raises(RuntimeError, match="ended without its results"):
+        parallel.run_all(list(range(40)), _dies_on_seven, 2, lambda _: 1)
+    assert all(_gone(pid) for pid in pids)
+
+
+def test_each_job_is_told_done_here_and_a_stop_here_stops_the_busy_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    pids = _forked_pids(monkeypatch)
+    told: list[int] = []
+    assert parallel.run_all(list(range(30)), abs, 2, lambda _: 1, told.append) == list(range(30))
+    assert sorted(told) == list(range(30))
+
+    def stop(job: int) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        parallel.run_all([0.2] * 30, time.sleep, 2, lambda _: 1, stop)
+    assert len(pids) == 4 and all(_gone(pid) for pid in pids)
