@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from rankautopsy.model import Rule
 from rankautopsy.rulepacks.loader import load_rules
 from rankautopsy.rulepacks.ruletest import extract_facts, run_examples
+from rankautopsy.scan.matcher import CompiledRule
 
 RULES = load_rules()
 
@@ -33,3 +35,23 @@ def test_example(rule: Rule, line: str, expected: dict[str, str] | None) -> None
 
 def test_runner_agrees_with_the_tests() -> None:
     assert [r for r in run_examples(RULES) if not r.ok] == []
+
+
+def _agreement(rule: Rule, line: str) -> tuple[tuple[int, int], dict[str, str | None]] | None:
+    compiled = CompiledRule(rule)
+    found = compiled.trusted.search(line)
+    return None if found is None else (found.span(), found.groupdict())
+
+
+def test_built_in_rules_confirm_with_re_exactly_as_with_regex() -> None:
+    """A built-in rule confirms lines with the standard library's `re` where its pattern compiles there;
+    on every example line and the other rules' examples, it finds what `regex` (the rule's engine) finds."""
+    lines = [e.line for r in RULES for e in r.match_examples] + [line for r in RULES for line in r.no_match_examples]
+    on_re = 0
+    for rule in RULES:
+        compiled = CompiledRule(rule)
+        on_re += isinstance(compiled.trusted, re.Pattern)
+        for line in lines:
+            found = compiled.pattern.search(line)
+            assert _agreement(rule, line) == (None if found is None else (found.span(), found.groupdict())), rule.id
+    assert on_re >= len(RULES) // 2  # most are confirmed by `re`

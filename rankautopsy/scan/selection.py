@@ -306,7 +306,7 @@ class _Selection:
         keys = []
         for index in rules:
             if index not in by_rule:
-                m = self.rules[index].pattern.search(text)
+                m = self.rules[index].trusted.search(text)  # a countable rule is a built-in one
                 by_rule[index] = None if m is None else _repeat_key(index, channel, facts_of(m))
             key = by_rule[index]
             if key is None:
