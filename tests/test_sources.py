@@ -308,6 +308,28 @@ def test_unwrap_joins_a_terminals_hard_wrap_but_not_records_of_equal_length() ->
     assert unwrap(steps, Profile()) == steps
 
 
+_WRAP_HEADS = st.sampled_from(["", "[rank1]: ", "[default0]:", "[1,0]<stdout>:", "2026-11-29 07:00 ", "  ", "x"])
+_WRAP_LINES = st.lists(
+    st.tuples(_WRAP_HEADS, st.sampled_from([5, 64, 64, 64, 80]), st.sampled_from(["a", " ", ":", "Error:", "]"])),
+    min_size=8,
+    max_size=40,
+).map(lambda items: [(head + body * width)[: max(width, len(head))] for head, width, body in items])
+
+
+@given(_WRAP_LINES)
+@settings(max_examples=300)
+def test_unwrap_reads_a_lines_head_once_for_all_lines_that_share_it(texts: list[str]) -> None:
+    from rankautopsy.sources import lines
+
+    raw = list(enumerate(texts))
+    for line in texts:  # what the shared head says holds for the whole line
+        assert not (lines._starts_record(line[: lines._HEAD]) and lines._continues(line, Profile()))
+    fast = lines.unwrap(raw, Profile())
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(lines, "_HEAD", 10**9)  # the head is the whole line: one check per line
+        assert lines.unwrap(raw, Profile()) == fast
+
+
 def test_a_stray_nul_from_a_crash_does_not_make_a_log_binary() -> None:
     from rankautopsy.sources.read import looks_binary
 

@@ -229,6 +229,16 @@ class LineParser:
         return lines
 
 
+# Lines of a log share their first characters (a launcher tag, the minute of a timestamp): where those
+# alone start a record (`_RECORD_START` and the tags have no end anchor or lookahead, so the whole line
+# does too), the answer is known without a match per line
+_HEAD = 16
+
+
+def _starts_record(text: str) -> bool:
+    return not text or _RECORD_START.match(text) is not None or starts_tagged(text)
+
+
 def _continues(line: str, profile: Profile) -> bool:
     """Whether a line reads as the rest of the line before it, not as a record of its own."""
     if not line or _RECORD_START.match(line) or starts_tagged(line):  # the cheap answers first
@@ -249,10 +259,15 @@ def unwrap(raw: list[tuple[int, str]], profile: Profile) -> list[tuple[int, str]
     if sum(long) < 5:
         return raw
     known: dict[int, bool] = {}
+    heads: dict[str, bool] = {}  # a line's first characters -> whether they already start a record
 
     def goes_on(i: int) -> bool:  # each line at most once: it strips prefixes
         if i not in known:
-            known[i] = _continues(raw[i][1], profile)
+            line = raw[i][1]
+            head = line[:_HEAD]
+            if (starts := heads.get(head)) is None:
+                starts = heads[head] = _starts_record(head)
+            known[i] = not starts and _continues(line, profile)
         return known[i]
 
     lengths = [len(line) for _, line in raw]
