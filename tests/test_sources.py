@@ -223,12 +223,32 @@ def test_classify_by_name_and_content() -> None:
     assert classify("x/console.log", "step 1\n", PathRank()) is StreamKind.CONSOLE
 
 
-@given(st.binary(max_size=300).map(lambda b: bytes(c & 0x7F for c in b)))
-def test_ascii_heads_are_judged_as_their_decoded_text_is(head: bytes) -> None:
-    text = head.decode("ascii")
-    bad = len(re.findall("[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]", text))
+@given(st.binary(max_size=300) | st.text(max_size=100).map(lambda t: t.encode("utf-8", "surrogatepass")))
+def test_a_head_is_judged_binary_as_its_decoded_text_is(head: bytes) -> None:
+    text = head.decode("utf-8", "replace")
+    bad = text.count("\ufffd") + len(re.findall("[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]", text))
     expected = head.count(b"\x00") > max(2, len(head) // 2000) or bad > 0.1 * len(text)
     assert looks_binary(head) == (expected and bool(head))
+
+
+_SPLIT_TEXT = st.lists(
+    st.sampled_from(["2026-11-29 07:00", "x", "\n", "\r", "\r\n", "\x1c", "\u2028", "[ 12.000001] ", "kernel: ", "Mon"])
+    | st.sampled_from(["Jan 01 10:00:00 host kernel: oom", "Wed Dec  2 07:00:00 2026", "1999-01-01T00:00", " " * 700]),
+    max_size=60,
+).map("".join)
+
+
+@given(_SPLIT_TEXT)
+@settings(max_examples=300)
+def test_the_heads_year_and_kernel_sniff_read_the_lines_a_full_split_gives(text: str) -> None:
+    from rankautopsy.sources import discover as found
+    from rankautopsy.sources.clocks import year_hint_from_text
+
+    years = (year_hint_from_text(line) for line in text[:200_000].splitlines()[:2000])
+    assert found._year(text) == next((y for y in years if y is not None), None)
+    kernel = [line for line in text[:65536].splitlines()[:200] if line.strip()]
+    expected = bool(kernel) and sum(1 for line in kernel if found._KERNEL_LINE.match(line)) >= 0.6 * len(kernel)
+    assert found._sniff_kernel(text) == expected
 
 
 def test_discover_reports_missing_and_empty(tmp_path: Path) -> None:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import re
 import stat
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import field, replace
 from pathlib import Path
 
@@ -275,10 +276,16 @@ def _has_text(path: Path | None, data: Data | None, skip: int) -> bool:
 
 
 def _year(text: str) -> int | None:
-    for line in text[:_YEAR_CHARS].splitlines()[:_YEAR_LINES]:
+    head = text[:_YEAR_CHARS]
+    first = head[:4096].splitlines()[:_YEAR_LINES][:-1]  # most logs date their first lines; the last may be cut
+    for line in itertools.chain(first, _lines_after(head, len(first))):
         if (year := year_hint_from_text(line)) is not None:
             return year
     return None
+
+
+def _lines_after(text: str, skip: int) -> Iterator[str]:
+    yield from text.splitlines()[skip:_YEAR_LINES]  # split only if the first lines named no year
 
 
 def _add(found: Source | SkippedInput, out: list[Source], skipped: list[SkippedInput]) -> None:
@@ -314,7 +321,13 @@ _KERNEL_LINE = re.compile(
 
 
 def _sniff_kernel(text: str) -> bool:
+    """Whether at least 60 % of the first 200 non-blank lines are kernel lines (it stops at the miss that
+    decides)."""
     lines = [line for line in text[:65536].splitlines()[:200] if line.strip()]
-    if not lines:
-        return False
-    return sum(1 for line in lines if _KERNEL_LINE.match(line)) >= 0.6 * len(lines)
+    misses = len(lines) - 0.6 * len(lines)  # allowed
+    for line in lines:
+        if not _KERNEL_LINE.match(line):
+            misses -= 1
+            if misses < 0:
+                return False
+    return bool(lines)

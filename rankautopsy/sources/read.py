@@ -98,11 +98,11 @@ def looks_binary(head: bytes) -> bool:
         return False
     if head.count(b"\x00") > max(2, len(head) // 2000):
         return True
-    if head.isascii():  # most logs: no replacement characters, and the controls counted at C speed
-        return len(head.translate(None, _NOT_CONTROL)) > 0.1 * len(head)
+    controls = len(head.translate(None, _NOT_CONTROL))  # an ASCII byte in UTF-8 is always that character
+    if head.isascii():
+        return controls > 0.1 * len(head)
     text = head.decode("utf-8", "replace")
-    bad = text.count("\ufffd") + len(_CONTROL.findall(text))
-    return bad > 0.1 * len(text)
+    return text.count("\ufffd") + controls > 0.1 * len(text)
 
 
 _CONTROL = re.compile("[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]")  # control characters but tab, newlines, FF, ESC
