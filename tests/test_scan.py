@@ -511,3 +511,21 @@ def test_each_job_is_told_done_here_and_a_stop_here_stops_the_busy_workers(monke
     with pytest.raises(KeyboardInterrupt):
         parallel.run_all([0.2] * 30, time.sleep, 2, lambda _: 1, stop)
     assert len(pids) == 4 and all(_gone(pid) for pid in pids)
+
+
+def test_the_pool_works_with_descriptors_past_select_s_limit() -> None:
+    """`watch` on a thousand ranks holds a thousand logs open: the pool's pipes then have numbers that
+    select() refuses (FD_SETSIZE, 1,024)."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if max(soft, hard if hard != resource.RLIM_INFINITY else 4096) < 1200:
+        pytest.skip("this machine allows fewer than 1,200 open files")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200), hard))
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        assert parallel.run_all(list(range(20)), abs, 2, lambda _: 1) == list(range(20))
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

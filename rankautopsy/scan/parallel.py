@@ -24,7 +24,7 @@ import signal
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from rankautopsy.records import record
@@ -106,21 +106,44 @@ def _pool(batches: list[list[int]], size: int) -> Iterator[tuple[int, Any]]:
                 busy[running[-1].results] = running[-1]
         finally:
             _unblock(mask)  # a stop that came while forking is raised here, where the workers are stopped
+        ready = _Ready(busy)
         for worker in running:
             _send(worker.tasks, next(pending))
         while busy:
-            ready, _, _ = select.select(list(busy), [], [])
-            for fd in ready:
+            for fd in ready.wait():
                 ok, value = _receive(fd)
                 if not ok:
                     raise value
                 if (batch := next(pending, None)) is None:  # no more: the worker exits
                     _send(busy.pop(fd).tasks, None)
+                    ready.forget(fd)
                 else:
                     _send(busy[fd].tasks, batch)
                 yield from value
     finally:
         _stop(running, [w.pid for w in busy.values()])
+
+
+class _Ready:
+    """The result pipes with something to read: poll(), where there is one, has no limit on descriptor
+    numbers (select() fails past 1,023, which `watch` following a thousand ranks' logs could reach)."""
+
+    def __init__(self, fds: Iterable[int]) -> None:
+        self._fds = set(fds)
+        self._poll = select.poll() if hasattr(select, "poll") else None
+        if self._poll is not None:
+            for fd in self._fds:
+                self._poll.register(fd, select.POLLIN)
+
+    def wait(self) -> list[int]:
+        if self._poll is None:
+            return select.select(list(self._fds), [], [])[0]
+        return [fd for fd, _ in self._poll.poll()]
+
+    def forget(self, fd: int) -> None:
+        self._fds.discard(fd)
+        if self._poll is not None:
+            self._poll.unregister(fd)
 
 
 def _fork(inherited: list[int]) -> _Worker:
