@@ -2,8 +2,9 @@
 
 Workers are forked, so they inherit the compiled rules and the scan engine's databases: only batches
 of job numbers go to them, over a pipe each, and only results come back (pickled: what the main
-process forked is all a worker runs). Where fork is not available the jobs run here. The pool is this
-module's own, not multiprocessing's: that one cost ~40 ms to import and start for a run of 0.3 s.
+process forked is all a worker runs). Where fork (or poll) is not available the jobs run here. The
+pool is this module's own, not multiprocessing's: that one cost ~40 ms to import and start for a run
+of 0.3 s.
 
 A stop (SIGINT, SIGTERM) is the main process's to handle: workers ignore SIGINT (a Ctrl-C reaches the
 whole process group) and die at once on SIGTERM, which the pool sends them when the main process
@@ -24,7 +25,7 @@ import signal
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from rankautopsy.records import record
@@ -72,7 +73,7 @@ def run_all(
 ) -> list[_R]:
     """`work` on every job, in job order; the heaviest jobs start first; `done` is told of each job
     as it finishes, here in the main process."""
-    if workers <= 1 or len(jobs) <= 1 or not hasattr(os, "fork"):
+    if workers <= 1 or len(jobs) <= 1 or not hasattr(os, "fork") or not hasattr(select, "poll"):
         return [_tell(work(job), job, done) for job in jobs]
     order = sorted(range(len(jobs)), key=lambda i: -weight(jobs[i]))
     results: dict[int, _R] = {}
@@ -85,7 +86,7 @@ def run_all(
     return [results[i] for i in range(len(jobs))]
 
 
-@record(frozen=False)
+@record
 class _Worker:
     pid: int
     tasks: int  # the pipe the main process writes batches to
@@ -106,44 +107,23 @@ def _pool(batches: list[list[int]], size: int) -> Iterator[tuple[int, Any]]:
                 busy[running[-1].results] = running[-1]
         finally:
             _unblock(mask)  # a stop that came while forking is raised here, where the workers are stopped
-        ready = _Ready(busy)
+        ready = select.poll()  # not select(), which fails on descriptors past 1,023 (`watch` of 1,000 logs)
         for worker in running:
+            ready.register(worker.results, select.POLLIN)
             _send(worker.tasks, next(pending))
         while busy:
-            for fd in ready.wait():
+            for fd, _ in ready.poll():
                 ok, value = _receive(fd)
                 if not ok:
                     raise value
                 if (batch := next(pending, None)) is None:  # no more: the worker exits
                     _send(busy.pop(fd).tasks, None)
-                    ready.forget(fd)
+                    ready.unregister(fd)
                 else:
                     _send(busy[fd].tasks, batch)
                 yield from value
     finally:
         _stop(running, [w.pid for w in busy.values()])
-
-
-class _Ready:
-    """The result pipes with something to read: poll(), where there is one, has no limit on descriptor
-    numbers (select() fails past 1,023, which `watch` following a thousand ranks' logs could reach)."""
-
-    def __init__(self, fds: Iterable[int]) -> None:
-        self._fds = set(fds)
-        self._poll = select.poll() if hasattr(select, "poll") else None
-        if self._poll is not None:
-            for fd in self._fds:
-                self._poll.register(fd, select.POLLIN)
-
-    def wait(self) -> list[int]:
-        if self._poll is None:
-            return select.select(list(self._fds), [], [])[0]
-        return [fd for fd, _ in self._poll.poll()]
-
-    def forget(self, fd: int) -> None:
-        self._fds.discard(fd)
-        if self._poll is not None:
-            self._poll.unregister(fd)
 
 
 def _fork(inherited: list[int]) -> _Worker:

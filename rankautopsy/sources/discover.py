@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
 import re
 import stat
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import field, replace
 from pathlib import Path
 
@@ -278,14 +277,12 @@ def _has_text(path: Path | None, data: Data | None, skip: int) -> bool:
 def _year(text: str) -> int | None:
     head = text[:_YEAR_CHARS]
     first = head[:4096].splitlines()[:_YEAR_LINES][:-1]  # most logs date their first lines; the last may be cut
-    for line in itertools.chain(first, _lines_after(head, len(first))):
-        if (year := year_hint_from_text(line)) is not None:
-            return year
-    return None
+    year = _first_year(first)
+    return year if year is not None else _first_year(head.splitlines()[len(first) : _YEAR_LINES])
 
 
-def _lines_after(text: str, skip: int) -> Iterator[str]:
-    yield from text.splitlines()[skip:_YEAR_LINES]  # split only if the first lines named no year
+def _first_year(lines: list[str]) -> int | None:
+    return next((year for line in lines if (year := year_hint_from_text(line)) is not None), None)
 
 
 def _add(found: Source | SkippedInput, out: list[Source], skipped: list[SkippedInput]) -> None:

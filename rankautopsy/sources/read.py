@@ -105,8 +105,8 @@ def looks_binary(head: bytes) -> bool:
     return text.count("\ufffd") + controls > 0.1 * len(text)
 
 
-_CONTROL = re.compile("[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]")  # control characters but tab, newlines, FF, ESC
-_NOT_CONTROL = bytes(b for b in range(256) if not _CONTROL.match(chr(b)))  # deleted, the controls are left
+_CONTROLS = bytes([*range(0x09), 0x0B, *range(0x0E, 0x1B), *range(0x1C, 0x20)])  # but tab, newlines, FF, ESC
+_NOT_CONTROL = bytes(b for b in range(256) if b not in _CONTROLS)  # deleted, the controls are left
 
 
 def gunzip(data: bytes) -> Decoded:
