@@ -2,7 +2,7 @@
 compiled scanner databases). Any stage may import it; it imports nothing of the package.
 
 A cache entry is trusted only as far as it proves itself: its header records the entry's key, the
-body's size and its SHA-256, and an entry whose header does not match what the caller asks for is
+body's size and its BLAKE2b digest, and an entry whose header does not match what the caller asks for is
 ignored (and rebuilt by the caller). Bodies are data (JSON, or a Hyperscan serialisation), never
 pickles. The directory is created 0700 and used only when it is a real directory owned by this user
 and not writable by others; entries are written through `O_EXCL` temp files and renamed into place,
@@ -12,15 +12,18 @@ so a planted symlink is never written through. Every failure means "no cache", n
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
-import secrets
 import stat
 import sys
 from pathlib import Path
 
+try:  # hashlib loads OpenSSL, ~7 % of the imports of a small diagnosis
+    from _blake2 import blake2b
+except ImportError:  # an interpreter built without it
+    from hashlib import blake2b
+
 CACHE_ENV = "RANKAUTOPSY_CACHE_DIR"  # a directory, or "off"
-MAGIC = b"rankautopsy-cache 1"
+MAGIC = b"rankautopsy-cache 2"
 MAX_ENTRY = 64 * 1024 * 1024  # bytes: larger entries are neither written nor read
 
 
@@ -47,12 +50,12 @@ def cache_dir() -> Path | None:
 
 
 def key_of(*parts: bytes | str) -> str:
-    """A cache key: the SHA-256 of the parts, each length-prefixed so that no two lists collide."""
-    digest = hashlib.sha256()
+    """A cache key: the BLAKE2b of the parts, each length-prefixed so that no two lists collide."""
+    digest = blake2b(digest_size=20)
     for part in parts:
         raw = part.encode("utf-8", "surrogateescape") if isinstance(part, str) else part
         digest.update(len(raw).to_bytes(8, "big") + raw)
-    return digest.hexdigest()[:40]
+    return digest.hexdigest()
 
 
 def read(name: str, key: str) -> bytes | None:
@@ -80,7 +83,7 @@ def write(name: str, key: str, body: bytes) -> None:
     folder = _usable_dir(create=True)
     if folder is None:
         return
-    temp = folder / f".{_file(name, key)}.{secrets.token_hex(8)}.tmp"
+    temp = folder / f".{_file(name, key)}.{os.urandom(8).hex()}.tmp"
     try:
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     except OSError:
@@ -101,7 +104,7 @@ def _file(name: str, key: str) -> str:
 
 
 def _header(key: str, body: bytes) -> bytes:
-    return b" ".join((MAGIC, key.encode(), str(len(body)).encode(), hashlib.sha256(body).hexdigest().encode()))
+    return b" ".join((MAGIC, key.encode(), str(len(body)).encode(), blake2b(body).hexdigest().encode()))
 
 
 def _usable_dir(*, create: bool) -> Path | None:
