@@ -68,6 +68,30 @@ def test_version_imports_neither_rich_nor_the_pipeline_nor_the_rule_loader() -> 
     assert out.splitlines()[-1] == ""
 
 
+def test_a_json_diagnosis_from_cached_packs_loads_neither_regex_nor_re2_nor_openssl(tmp_path: Path) -> None:
+    """`regex` is for users' rules and the fallback engine, RE2 for where Hyperscan is missing, hashlib's
+    OpenSSL not needed for the cache's digests: a built-in diagnosis (second run: packs cached) loads none."""
+    probe = (
+        "import sys, io, contextlib; sys.argv = ['rankautopsy', 'diagnose', sys.argv[1], '-f', 'json']\n"
+        "from rankautopsy.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        "    try:\n        main()\n    except SystemExit:\n        pass\n"
+        "assert '\"first_death\"' in out.getvalue()\n"
+        "print(' '.join(m for m in sys.modules if m.split('.')[0] in ('regex', 're2', '_hashlib', 'rich', 'yaml')))"
+    )
+    env = {**os.environ, "RANKAUTOPSY_CACHE_DIR": str(tmp_path)}
+    for fixture in ("torchrun-raise-rank2", "torchrun-sigkill-oom-rank1", "mpirun5-tag-output-segfault-rank1"):
+        logs = str(ROOT / "fixtures" / fixture / "logs")
+        runs = [
+            subprocess.run([sys.executable, "-c", probe, logs], capture_output=True, text=True, env=env, timeout=120)
+        ]
+        runs.append(
+            subprocess.run([sys.executable, "-c", probe, logs], capture_output=True, text=True, env=env, timeout=120)
+        )
+        assert [r.returncode for r in runs] == [0, 0], runs[-1].stderr
+        assert runs[-1].stdout.splitlines()[-1] == "", fixture
+
+
 def test_bare_command_prints_its_help_as_usage_and_exits_2() -> None:
     """As ruff (clap) does: the whole help on stderr, status 2; `--help` itself is on stdout, status 0."""
     bare = run()

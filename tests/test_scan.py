@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import importlib.util
 import json
@@ -21,8 +22,8 @@ from rankautopsy.pipeline import Options, diagnose
 from rankautopsy.render.json import render_json
 from rankautopsy.rulepacks.loader import load_rules
 from rankautopsy.scan import parallel, selection
-from rankautopsy.scan.engine import Engine, hyperscan, make_engine, re2
-from rankautopsy.scan.matcher import Budget, CompiledRule, compile_rules
+from rankautopsy.scan.engine import Engine, hyperscan, load_re2, make_engine
+from rankautopsy.scan.matcher import Budget, CompiledRule, compile_rules, facts_of
 from rankautopsy.scan.prefilter import CASE_TWINS, Untranslatable, prefilter
 from rankautopsy.scan.selection import read_stream
 from rankautopsy.sources import read
@@ -34,7 +35,7 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SCENARIOS = sorted(p for p in FIXTURES.iterdir() if (p / "expected.yaml").is_file())
 RULES = compile_rules(load_rules())
 CTX = ClockContext(UTC, 2026)
-ENGINES = ["regex", *(["hyperscan"] if hyperscan is not None else []), *(["re2"] if re2 is not None else [])]
+ENGINES = ["regex", *(["hyperscan"] if hyperscan is not None else []), *(["re2"] if load_re2() is not None else [])]
 needs_hyperscan = pytest.mark.skipif(hyperscan is None, reason="the hyperscan wheel is not installed here")
 
 Found = set[tuple[str, int, str]]  # (rule id, line number, line text)
@@ -121,7 +122,7 @@ def test_engines_and_workers_agree_on_every_fixture(fixture: Path, monkeypatch: 
     reference = _fixture_json(fixture, monkeypatch, engine="hyperscan", jobs=1)
     assert _fixture_json(fixture, monkeypatch, engine="regex", jobs=1) == reference
     assert _fixture_json(fixture, monkeypatch, engine="hyperscan", jobs=2) == reference
-    if re2 is not None:
+    if load_re2() is not None:
         assert _fixture_json(fixture, monkeypatch, engine="re2", jobs=1) == reference
 
 
@@ -245,16 +246,18 @@ def test_small_chunks_split_tracebacks_and_lines_between_them(
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_what_an_earlier_input_left_in_the_buffer_is_never_read(engine: str, tmp_path: Path) -> None:
-    size = read.CHUNK + read.CONTEXT
-    stale = bytearray((b"step 99999 Traceback (most recent call last):\n" * (size // 40 + 1))[:size])
+@pytest.mark.parametrize("steps", [20, 20_000])  # in the first buffer; past it, into the full one
+def test_what_an_earlier_input_left_in_the_buffer_is_never_read(engine: str, steps: int, tmp_path: Path) -> None:
+    stale = b"step 99999 Traceback (most recent call last):\n" * ((read.CHUNK + read.CONTEXT) // 40 + 1)
     read._buffers.clear()
-    read._buffers[size] = stale
+    for size in (read.FIRST_BUFFER, read.CHUNK + read.CONTEXT):
+        read._buffers[size] = bytearray(stale[:size])
     path = tmp_path / "rank_0.log"
-    path.write_bytes(_log([*_steps(20), *TRACEBACK]))
+    path.write_bytes(_log([*_steps(steps), *TRACEBACK]))
+    assert (path.stat().st_size > read.FIRST_BUFFER) == (steps > 20)
     check_against_every_line(path, engine)
     _, kept = scanned(path, engine)
-    assert max(number for number, _ in kept) <= 24
+    assert max(number for number, _ in kept) <= steps + 4
 
 
 @needs_hyperscan
@@ -335,6 +338,11 @@ def test_a_run_of_unstamped_hits_looks_for_a_stamped_neighbour_once(
             nonlocal searched
             searched += endpos - pos
             return self.pattern.search(buf, pos, endpos)  # type: ignore[attr-defined]
+
+        def finditer(self, buf: bytes, pos: int, endpos: int) -> object:  # the search back for a stamp
+            nonlocal searched
+            searched += endpos - pos
+            return self.pattern.finditer(buf, pos, endpos)  # type: ignore[attr-defined]
 
     monkeypatch.setattr(selection, "_STAMPISH", {k: Counting(p) for k, p in selection._STAMPISH.items()})
     options = Options(paths=[str(path)], tz=UTC, engine="regex", jobs=1)
@@ -529,3 +537,55 @@ def test_the_pool_works_with_descriptors_past_select_s_limit() -> None:
         for fd in held:
             os.close(fd)
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def _twin_pattern(branches: list[list[str]], tail: str | None) -> str:
+    def group(name: str) -> str:
+        return f"(?P<{name}>{name}[0-9]*)"
+
+    alternatives = "|".join("".join(group(name) for name in branch) for branch in branches)
+    return f"(?:{alternatives})" + (f"{group(tail)}?" if tail else "")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    branches=st.lists(st.lists(st.sampled_from("abc"), min_size=1, max_size=3), min_size=1, max_size=4),
+    tail=st.sampled_from([None, "a", "b"]),
+    line=st.text(alphabet="abc12x", max_size=14),
+)
+def test_repeated_group_names_give_under_re_the_facts_regex_gives(
+    branches: list[list[str]], tail: str | None, line: str
+) -> None:
+    """A built-in rule with one group name in several branches (or twice in a row) is confirmed by `re`
+    with the repeats renamed: the same span, and the same facts in the same order as `regex`."""
+    rule = dataclasses.replace(load_rules()[0], pattern=_twin_pattern(branches, tail), ignorecase=False)
+    compiled = CompiledRule(rule)
+    by_regex, by_re = compiled.pattern.search(line), compiled.trusted.search(line)
+    assert (by_re is None) == (by_regex is None)
+    if by_re is not None and by_regex is not None:
+        assert by_re.span() == by_regex.span()
+        assert list(facts_of(by_re).items()) == list(facts_of(by_regex).items())
+
+
+STAMPISH_LINES = [b"12:34:56 up", b"[ 12.500] k", b"[3.1]", b"noise", b"1:2:3", b"99:99:9", b"", b"x" * 700]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    lines=st.lists(st.sampled_from(STAMPISH_LINES), max_size=40),
+    kernel=st.booleans(),
+    data=st.data(),
+)
+def test_the_last_stamp_is_in_the_line_a_reverse_search_finds(
+    lines: list[bytes], kernel: bool, data: st.DataObject
+) -> None:
+    import regex
+
+    buf = b"\n".join(lines)
+    lo = data.draw(st.integers(0, len(buf)))
+    pos = data.draw(st.integers(lo, len(buf)))
+    reverse = regex.compile(selection._STAMPISH[kernel].pattern, regex.REVERSE).search(buf, lo, pos)
+    found = selection._last_stamp(buf, lo, pos, kernel)
+    assert (found is None) == (reverse is None)
+    if found is not None and reverse is not None:
+        assert buf.rfind(b"\n", 0, found) == buf.rfind(b"\n", 0, reverse.start())

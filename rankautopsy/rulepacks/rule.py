@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import functools
 import itertools
+import re
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import field
 from enum import StrEnum
 from types import MappingProxyType
-from typing import TypeVar
-
-import regex
+from typing import TYPE_CHECKING, TypeVar
 
 from rankautopsy.cputime import bounded
 from rankautopsy.model import Assembly, Cause, Effect, Example, Location, Role, Rule, StreamKind
@@ -19,7 +18,10 @@ from rankautopsy.records import record
 from rankautopsy.rulepacks.ruletest import compile_pattern, describe, run_examples
 from rankautopsy.rulepacks.yamlsafe import Map, Report, Seq
 
-ID_PATTERN = regex.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*\.[a-z0-9]+(?:-[a-z0-9]+)*$")
+if TYPE_CHECKING:
+    import regex
+
+ID_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*\.[a-z0-9]+(?:-[a-z0-9]+)*$")
 STATUSES = ("stable", "preview", "deprecated")
 ROOT_CAUSES = frozenset(c for c in Cause if not c.is_symptom and c not in (Cause.PROGRESS, Cause.CONTEXT))
 REMEDIATION_FILE = "remediation.yaml"
@@ -255,6 +257,8 @@ def _check_effects(fields: Fields, rule: Rule) -> None:
 
 
 def _pattern_ok(fields: Fields, rule: Rule) -> bool:
+    import regex  # only where a pack is validated: a cached one is not
+
     try:
         compiled = compile_pattern(rule.pattern, ignorecase=rule.ignorecase)
     except regex.error as exc:

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import Literal
-
-import regex
+from typing import TYPE_CHECKING, Literal
 
 from rankautopsy.model import Rule
 from rankautopsy.records import record
 from rankautopsy.sources.prefixes import strip_prefixes
 
-FLAGS = regex.MULTILINE | regex.V0  # `^`/`$` are line anchors, also when a stream is scanned in bulk
+if TYPE_CHECKING:
+    import regex
 
 ExampleKind = Literal["match", "no_match"]
 
@@ -34,7 +33,10 @@ def compile_pattern(pattern: str, *, ignorecase: bool = False) -> regex.Pattern[
 
 @lru_cache(maxsize=2048)
 def _compile(pattern: str, ignorecase: bool) -> regex.Pattern[str]:
-    return regex.compile(pattern, FLAGS | (regex.IGNORECASE if ignorecase else 0))
+    import regex  # on first use: a diagnosis from cached packs never compiles with it
+
+    flags = regex.MULTILINE | regex.V0  # `^`/`$` are line anchors, also when a stream is scanned in bulk
+    return regex.compile(pattern, flags | (regex.IGNORECASE if ignorecase else 0))
 
 
 def extract_facts(rule: Rule, line: str) -> dict[str, str] | None:

@@ -21,8 +21,6 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import regex
-
 from rankautopsy import cache
 from rankautopsy.model import StreamKind
 from rankautopsy.records import record
@@ -122,6 +120,8 @@ class RegexEngine(Engine):
     name = "regex"
 
     def __init__(self, rules: Sequence[CompiledRule]) -> None:
+        import regex  # the fallback's own engine: not loaded where Hyperscan or RE2 scans
+
         super().__init__(rules)
         self._patterns = {r.index: regex.compile(r.prefilter) for r in rules if r.prefilter is not None}
         self._literals = {r.index: r.literals for r in rules if r.prefilter is not None}
@@ -293,14 +293,14 @@ def _byte_offsets(text: str, positions: Iterable[int]) -> list[int]:
     return out
 
 
-def _import_re2() -> Any:
+@functools.cache
+def load_re2() -> Any:
+    """google-re2, imported only where it scans (where Hyperscan is missing, or asked for): None
+    when it is not installed."""
     try:
         return importlib.import_module("re2")
     except ImportError:
         return None
-
-
-re2: Any = _import_re2()
 
 
 class Re2Engine(Engine):
@@ -312,6 +312,7 @@ class Re2Engine(Engine):
 
     def __init__(self, rules: Sequence[CompiledRule]) -> None:
         super().__init__(rules)
+        re2 = load_re2()
         self._options = re2.Options()
         self._options.encoding = re2.Options.Encoding.LATIN1
         self._options.never_capture = True
@@ -325,7 +326,7 @@ class Re2Engine(Engine):
     def _set(self, rules: list[CompiledRule]) -> tuple[Any, list[CompiledRule]]:
         key = tuple(r.index for r in rules)
         if key not in self._sets:
-            kept: list[CompiledRule] = []
+            re2, kept = load_re2(), []
             patterns = re2.Set.SearchSet(self._options)
             for compiled in rules:
                 try:
@@ -356,8 +357,8 @@ def make_engine(rules: Sequence[CompiledRule], name: str | None = None) -> Engin
     wanted = (name or os.environ.get(ENGINE_ENV) or "").strip().lower()
     if wanted not in ("", "hyperscan", "re2", "regex"):
         raise ValueError(f"unknown scan engine {wanted!r} (hyperscan, re2 or regex)")
-    if wanted == "regex" or (wanted == "re2" and re2 is None):
+    if wanted == "regex" or (wanted == "re2" and load_re2() is None):
         return RegexEngine(rules)
-    if wanted == "re2" or (hyperscan is None and re2 is not None):
+    if wanted == "re2" or (hyperscan is None and load_re2() is not None):
         return Re2Engine(rules)
     return HyperscanEngine(rules) if hyperscan is not None else RegexEngine(rules)

@@ -12,9 +12,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeAlias, TypeVar
-
-import regex
+from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
 from rankautopsy import __version__, cache
 from rankautopsy.cputime import bounded
@@ -25,12 +23,15 @@ from rankautopsy.scan import prefilter as prefilter_module
 from rankautopsy.scan.literals import TWINS, Literals, required_literals
 from rankautopsy.scan.prefilter import Untranslatable, prefilter
 
+if TYPE_CHECKING:
+    import regex
+
 _T = TypeVar("_T")
 USER_RULE_TIMEOUT = 2.0  # CPU seconds a user's rule may spend on one stream before it is dropped there
 
 
-AnyPattern: TypeAlias = re.Pattern[str] | regex.Pattern[str]
-AnyMatch: TypeAlias = re.Match[str] | regex.Match[str]
+AnyPattern: TypeAlias = "re.Pattern[str] | regex.Pattern[str]"
+AnyMatch: TypeAlias = "re.Match[str] | regex.Match[str]"
 
 
 @record
@@ -44,14 +45,14 @@ class CompiledRule:
     @property
     def pattern(self) -> regex.Pattern[str]:
         """The rule's own regex, compiled on first use: most rules never see a candidate line."""
-        return _regex(self.rule.pattern, _FLAGS[self.rule.ignorecase])
+        return _regex(self.rule.pattern, self.rule.ignorecase)
 
     @property
     def trusted(self) -> AnyPattern:
         """The pattern a built-in rule confirms lines with: compiled with the standard library's `re`
         where it compiles there (`regex`'s V0 is `re`'s syntax and meaning, and `re` searches a line in
-        about a quarter of the time), else with `regex` (duplicate group names). Never a user's rule:
-        only `regex` bounds a search's time."""
+        about a quarter of the time; a repeated group name is renamed there), else with `regex`.
+        Never a user's rule: only `regex` bounds a search's time."""
         return _trusted(self.rule.pattern, self.rule.ignorecase) if self.rule.builtin else self.pattern
 
     def applies_to(self, kind: StreamKind) -> bool:
@@ -66,20 +67,47 @@ class CompiledRule:
         return any(needle in hay for needle in found.needles)
 
 
-_FLAGS = {False: int(regex.MULTILINE | regex.V0), True: int(regex.MULTILINE | regex.V0 | regex.IGNORECASE)}
-
-
 @functools.cache
-def _regex(pattern: str, flags: int) -> regex.Pattern[str]:
-    return regex.compile(pattern, flags)
+def _regex(pattern: str, ignorecase: bool) -> regex.Pattern[str]:
+    import regex  # on first use: a run whose built-in rules all compile with `re` never loads it
+
+    return regex.compile(pattern, regex.MULTILINE | regex.V0 | (regex.IGNORECASE if ignorecase else 0))
 
 
 @functools.cache
 def _trusted(pattern: str, ignorecase: bool) -> AnyPattern:
+    flags = re.MULTILINE | (re.IGNORECASE if ignorecase else 0)
+    renamed, holders = _rename_twins(pattern)
     try:
-        return re.compile(pattern, re.MULTILINE | (re.IGNORECASE if ignorecase else 0))
+        compiled = re.compile(renamed, flags)
     except re.error:
-        return _regex(pattern, _FLAGS[ignorecase])
+        return _regex(pattern, ignorecase)
+    if renamed != pattern:
+        _HOLDERS[compiled] = holders
+    return compiled
+
+
+# `regex` lets a name repeat (one per branch of an alternation), `re` does not: the n-th repeat of a
+# name is renamed `<name>_twin_<n>` and its facts are merged back under the name.
+_GROUP = re.compile(r"(?<!\\)\(\?P<(\w+)>")
+_HOLDERS: dict[re.Pattern[str], tuple[tuple[str, tuple[str, ...]], ...]] = {}
+
+
+def _rename_twins(pattern: str) -> tuple[str, tuple[tuple[str, tuple[str, ...]], ...]]:
+    """The pattern with repeated group names made unique, and each name with the groups that hold it
+    (in the pattern's order, which is also `regex`'s order of names)."""
+    holders: dict[str, list[str]] = {}
+
+    def rename(m: re.Match[str]) -> str:
+        name = m.group(1)
+        held = holders.setdefault(name, [])
+        held.append(f"{name}_twin_{len(held)}" if held else name)
+        return f"(?P<{held[-1]}>"
+
+    renamed = _GROUP.sub(rename, pattern)
+    if all(len(held) == 1 for held in holders.values()) or "(?P=" in pattern:
+        return pattern, ()  # a back reference to a repeated name has no `re` equivalent
+    return renamed, tuple((name, tuple(held)) for name, held in holders.items())
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +179,19 @@ def _decode_one(pre: str | None, needles: list[str] | None, folded: bool) -> Der
 
 
 def facts_of(match: AnyMatch) -> dict[str, str]:
-    return {k: v for k, v in match.groupdict().items() if v is not None}
+    """The named groups that took a value; a repeated name takes the last of its groups that did, as
+    in `regex`, where the groups of one name share one number."""
+    found = match.groupdict()
+    holders = _HOLDERS.get(match.re) if match.re.__class__ is re.Pattern else None
+    if holders is None:
+        return {k: v for k, v in found.items() if v is not None}
+    facts = {}
+    for name, held in holders:
+        for group in reversed(held):
+            if found[group] is not None:
+                facts[name] = found[group]
+                break
+    return facts
 
 
 @record(frozen=False)

@@ -15,8 +15,6 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-import regex
-
 from rankautopsy.records import record
 
 _sre: Any = importlib.import_module("re._parser")  # the stdlib parser: no public API, no stubs
@@ -204,6 +202,8 @@ def _cased(code: int, icase: bool) -> frozenset[int]:
 
 
 def _ascii_twins(char: str) -> frozenset[int]:
+    import regex  # deriving prefilters is cached: most runs never get here
+
     pattern = regex.compile(regex.escape(char), regex.IGNORECASE | regex.V0)
     return frozenset(c for c in range(128) if pattern.fullmatch(chr(c)))
 

@@ -23,10 +23,9 @@ import itertools
 import re
 import weakref
 from bisect import bisect_right
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-
-import regex
 
 from rankautopsy.model import Assembly, Effect, Role, Rule, StreamKind
 from rankautopsy.records import record
@@ -72,10 +71,10 @@ SAMPLE_WINDOW = 16 * 1024  # first bytes searched for a chunk's first (or last) 
 
 # Every wall-clock stamp the clocks read has hh:mm:ss; kernel lines may have only `[ 123.456789]`.
 _STAMPISH = {
-    False: regex.compile(rb"[0-9][0-9]:[0-9][0-9]:[0-9][0-9]"),
-    True: regex.compile(rb"[0-9][0-9]:[0-9][0-9]:[0-9][0-9]|\[ *[0-9]+\.[0-9]+\]"),
+    False: re.compile(rb"[0-9][0-9]:[0-9][0-9]:[0-9][0-9]"),
+    True: re.compile(rb"[0-9][0-9]:[0-9][0-9]:[0-9][0-9]|\[ *[0-9]+\.[0-9]+\]"),
 }
-_STAMPISH_BACK = {key: regex.compile(p.pattern, regex.REVERSE) for key, p in _STAMPISH.items()}
+_BACK_WINDOW = 512  # bytes before `pos` first searched for the last stamp; then 8 times more, and so on
 
 
 @record(frozen=False)
@@ -550,10 +549,10 @@ class _Selection:
         lo = max(view.context, start - WALK_BYTES, floor_at)
         pos = start
         for _ in range(WALK_LINES):
-            m = _STAMPISH_BACK[self.parser.kernel].search(view.buf, lo, pos)
-            if m is None:
+            found = _last_stamp(view.buf, lo, pos, self.parser.kernel)
+            if found is None:
                 return
-            pos = view.line_start(m.start())
+            pos = view.line_start(found)
             n = number - view.buf.count(b"\n", pos, start)
             if n <= floor or self._stamped(self._take(view, pos, n), channel):
                 return
@@ -608,10 +607,10 @@ class _Selection:
         missing = {c for c in self.stamped if c != (None, None)}
         pos, number = view.end, view.number(view.end)
         while missing and pos > begin:
-            m = _STAMPISH_BACK[self.parser.kernel].search(view.buf, begin, pos)
-            if m is None:
+            found = _last_stamp(view.buf, begin, pos, self.parser.kernel)
+            if found is None:
                 return
-            line_start = view.line_start(m.start())
+            line_start = view.line_start(found)
             number -= view.buf.count(b"\n", line_start, pos)
             missing -= {line.channel for line in self._take(view, line_start, number) if line.time is not None}
             pos = line_start
@@ -689,3 +688,18 @@ def _earliest(*starts: int | None) -> int | None:
 
 def _latest(*starts: int | None) -> int | None:
     return max((s for s in starts if s is not None), default=None)
+
+
+def _last_stamp(buf: bytes | bytearray, lo: int, pos: int, kernel: bool) -> int | None:
+    """Where, in the last line of `buf[lo:pos]` that holds a stamp-looking match, one such match starts
+    (None: no line does). Searched forward in windows that grow back from `pos`: a match holds no line
+    feed, so the last match of a window lies in the last line with one, as in a reverse search."""
+    pattern, width = _STAMPISH[kernel], _BACK_WINDOW
+    while True:
+        start = max(lo, pos - width)
+        last = deque(pattern.finditer(buf, start, pos), maxlen=1)
+        if last:
+            return last[0].start()
+        if start == lo:
+            return None
+        width *= 8
