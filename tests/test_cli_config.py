@@ -64,6 +64,21 @@ def test_a_malformed_pyproject_with_our_table_is_an_error(tmp_path: Path, text: 
     assert problem.startswith(f"{tmp_path.resolve() / 'pyproject.toml'}: invalid TOML: ")
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        'tool = { rankautopsy = { rules = ["gone.yaml"] } }\n',
+        '[tool]\nrankautopsy.rules = ["gone.yaml"]\n',
+        '[tool."rank\\u0061utopsy"]\nrules = ["gone.yaml"]\n',  # the file is parsed only where it may name us
+        "[tool.'rankautopsy']\nrules = ['gone.yaml']\n",
+    ],
+)
+def test_every_spelling_of_our_table_is_read(tmp_path: Path, text: str) -> None:
+    (tmp_path / "pyproject.toml").write_text(text)
+    (problem,) = problems(tmp_path)
+    assert problem.endswith(f"{tmp_path.resolve() / 'gone.yaml'}: no such file or directory")
+
+
 def run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     environ = {k: v for k, v in os.environ.items() if k != ENV_VAR}
     return subprocess.run(

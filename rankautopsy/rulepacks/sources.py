@@ -59,7 +59,9 @@ def project_rule_sources(cwd: Path) -> list[RulePath]:
     if pyproject is None:
         return []
     text = _read_text(pyproject)
-    import tomllib  # only where there is a pyproject.toml
+    if "rankautopsy" not in text and "\\u" not in text.lower():  # no table of ours, not even \u-escaped
+        return []
+    import tomllib  # only where a pyproject.toml names the tool
 
     try:
         doc = tomllib.loads(text)
