@@ -434,14 +434,16 @@ class Chunk:
     last: bool = False
 
 
+FIRST_BUFFER = 256 * 1024  # a reader starts in this much and moves to CONTEXT + CHUNK if the input fills it
 _buffers: dict[int, bytearray] = {}
 
 
 def _buffer(size: int) -> bytearray:
-    """One buffer per size for the whole process: inputs are read one after the other, and a fresh
-    buffer costs a page fault per 4 KiB."""
+    """One buffer per size (the first, small one and the full one) for the whole process: inputs are
+    read one after the other, and a fresh buffer costs a page fault per 4 KiB (9 MiB: ~5 ms)."""
     if size not in _buffers:
-        _buffers.clear()
+        if len(_buffers) > 1:
+            _buffers.clear()
         _buffers[size] = bytearray(size)
     return _buffers[size]
 
@@ -455,7 +457,8 @@ class ChunkReader:
         self._stream = stream
         self._context = context
         self._long = min(LONG_LINE, chunk // 2)
-        self.buf = _buffer(context + chunk)
+        self._size = context + chunk
+        self.buf = _buffer(min(FIRST_BUFFER, self._size))
         self.lines = 0  # physical lines handed out so far
         self.clipped = 0  # lines too long for the buffer: their middle was not read
         self._keep = 0  # where the kept last piece of a clipped line goes
@@ -471,6 +474,7 @@ class ChunkReader:
         skipping = False
         while True:
             filled, skipping, eof = self._fill(filled, skipping)
+            buf = self.buf  # grown, maybe
             end = filled if eof else buf.rfind(b"\n", start, filled) + 1
             if end == 0 and not eof:
                 if filled - start < self._long:
@@ -516,9 +520,12 @@ class ChunkReader:
 
     def _fill(self, filled: int, skipping: bool) -> tuple[int, bool, bool]:
         """Read until the buffer is full or the input ends; of a clipped line, keep only its last piece."""
-        view = memoryview(self.buf)
-        while filled < len(self.buf):
-            n = self._stream.readinto(view[filled:]) or 0
+        while filled < self._size:
+            if filled == len(self.buf):  # the same chunks as if the full buffer had been used from the start
+                full = _buffer(self._size)
+                full[:filled] = self.buf[:filled]
+                self.buf = full
+            n = self._stream.readinto(memoryview(self.buf)[filled:]) or 0
             if n == 0:
                 return filled, skipping, True
             if skipping:
