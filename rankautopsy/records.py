@@ -72,8 +72,23 @@ def _init(cls: type, fields: tuple[dataclasses.Field[Any], ...]) -> Callable[...
     plan: tuple[tuple[str, bool, Any, Any], ...] = tuple((f.name, f.init, f.default, f.default_factory) for f in fields)
     post_init = getattr(cls, "__post_init__", None)
     title = f"{cls.__qualname__}.__init__()"
+    names = tuple(f.name for f in fields)
+    whole = len(accepted) == len(plan)  # every field is an argument
+    in_order = whole and len(positional) == len(plan)
 
     def __init__(self: object, *args: object, **kwargs: object) -> None:
+        if in_order and not kwargs and len(args) == len(plan):  # every field, in order: nothing to default
+            for name, value in zip(names, args, strict=True):
+                _set(self, name, value)
+        elif whole and not args and kwargs.keys() == accepted:  # every field, by name
+            for name, value in kwargs.items():
+                _set(self, name, value)
+        else:
+            _bind(self, args, kwargs)
+        if post_init is not None:
+            post_init(self)
+
+    def _bind(self: object, args: tuple[object, ...], kwargs: dict[str, object]) -> None:
         if len(args) > len(positional):
             raise TypeError(f"{title} takes {len(positional) + 1} positional arguments but {len(args) + 1} were given")
         given = dict(zip(positional, args, strict=False))
@@ -95,8 +110,6 @@ def _init(cls: type, fields: tuple[dataclasses.Field[Any], ...]) -> Callable[...
                 else:
                     continue
             _set(self, name, value)
-        if post_init is not None:
-            post_init(self)
 
     return __init__
 

@@ -147,3 +147,33 @@ def test_a_record_without_a_docstring_is_documented_by_its_fields_as_a_dataclass
 
     assert Plain.__doc__ == "Plain(a, b)"
     assert Told.__doc__ == "Said."
+
+
+@given(
+    values=st.tuples(st.integers(), st.integers(), st.lists(st.text(max_size=2), max_size=2), st.text(max_size=3)),
+    positional=st.integers(0, 4),
+    named=st.sets(st.sampled_from(["x", "y", "tags", "note"])),
+)
+def test_any_mix_of_positional_and_named_arguments_binds_as_in_the_stdlib(
+    values: tuple[int, int, list[str], str], positional: int, named: set[str]
+) -> None:
+    """Every field given in order or by name (the fast ways), or some of them: the same fields, or the
+    same kind of error, as the stdlib dataclass."""
+    args = values[:positional]
+    kwargs = {name: value for name, value in zip(("x", "y", "tags", "note"), values, strict=True) if name in named}
+    try:
+        expected = dataclasses.astuple(StdPoint(*args, **kwargs))  # type: ignore[arg-type]
+    except TypeError:
+        with pytest.raises(TypeError):
+            Point(*args, **kwargs)  # type: ignore[arg-type]
+        return
+    made = Point(*args, **kwargs)  # type: ignore[arg-type]
+    assert (made.x, made.y, made.tags, made.note) == expected
+
+
+def test_keyword_only_fields_take_no_positional_arguments_even_all_of_them() -> None:
+    assert Named(name="a", size=2) == Named(size=2, name="a") != Named(name="a")
+    with pytest.raises(TypeError):
+        Named("a", 2)  # type: ignore[misc]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'double'"):
+        Derived(base=1, double=2)  # type: ignore[call-arg]
