@@ -434,6 +434,28 @@ def test_random_logs_give_the_hits_of_every_line(
     check_against_every_line(path, engine)
 
 
+def _candidate_lines(engine: Engine, data: bytes) -> set[tuple[int, int]]:
+    """(line start, rule index) of every candidate `find` gives, each offset taken to its line."""
+    found = engine.find(data, StreamKind.CONSOLE, Budget())
+    return {(data.rfind(b"\n", 0, offset + 1) + 1, index) for offset, index in found}
+
+
+@pytest.mark.skipif(load_re2() is None, reason="google-re2 is not installed here")
+@settings(max_examples=60, deadline=None)
+@given(lines=st.lists(st.tuples(PREFIX, LINE, LINE), max_size=30), cr=st.booleans(), last=st.booleans())
+def test_re2_finds_each_line_and_rule_the_regex_engine_finds(
+    lines: list[tuple[str, str, str]], cr: bool, last: bool
+) -> None:
+    """RE2's one pass (the alternation of every prefilter, then the set on each line it finds) gives the
+    candidates of running each prefilter alone: lines with two rules, empty lines, `\\r` pieces, a last
+    line without a line feed."""
+    joiner = "\r" if cr else " "
+    text = "".join(p + a.replace("\n", " ") + joiner + b.replace("\n", " ") + "\n" for p, a, b in lines)
+    data = text.encode("utf-8", "surrogateescape")
+    data = data[:-1] if last and data else data
+    assert _candidate_lines(_engine("re2"), data) == _candidate_lines(_engine("regex"), data)
+
+
 def test_many_small_files_or_much_input_get_a_worker_per_core(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("RANKAUTOPSY_JOBS", raising=False)
     monkeypatch.setattr(parallel, "_cores", lambda: 4)
