@@ -611,3 +611,76 @@ def test_the_last_stamp_is_in_the_line_a_reverse_search_finds(
     assert (found is None) == (reverse is None)
     if found is not None and reverse is not None:
         assert buf.rfind(b"\n", 0, found) == buf.rfind(b"\n", 0, reverse.start())
+
+
+# ---- the head and tail bounds and sniffs against the plain (slower) ways they replaced ----
+
+_BYTES_LINES = st.lists(st.sampled_from([b"", b"x", b"abc def", b"\r", b"y" * 50]), max_size=60).map(b"\n".join)
+
+
+@settings(max_examples=200)
+@given(body=_BYTES_LINES, lead=st.integers(0, 5), wanted=st.integers(-3, 70))
+def test_the_head_ends_where_a_split_of_its_first_lines_ends(body: bytes, lead: int, wanted: int) -> None:
+    from rankautopsy.scan.chunkview import head_end
+    from rankautopsy.sources.lines import SNIFF_LINES
+
+    first_line = SNIFF_LINES + 1 - wanted
+    buf = bytearray(b"\n" * lead + body)
+    chunk = read.Chunk(buf, 0, lead, len(buf), 1, first_line)
+    lines = bytes(buf[lead:]).split(b"\n", max(wanted, 0))
+    expected = lead if wanted <= 0 else len(buf) - len(lines[-1]) if len(lines) > wanted else len(buf)
+    assert head_end(chunk) == expected
+
+
+@settings(max_examples=200)
+@given(body=_BYTES_LINES, lo=st.integers(0, 40), n=st.integers(0, 70))
+def test_the_nth_line_feed_back_is_where_a_right_split_puts_it(body: bytes, lo: int, n: int) -> None:
+    from rankautopsy.scan.chunkview import nth_line_feed
+
+    lo = min(lo, len(body))
+    lines = body[lo:].rsplit(b"\n", n)
+    assert nth_line_feed(body, lo, len(body), n) == (lo if len(lines) <= n else lo + len(lines[0]) + 1)
+
+
+_HEAD_LINES = st.lists(
+    st.sampled_from(
+        ["", "  ", "12  x", "host1: y", "[3]: z", "[3] w", "0: v", "P7 4: u", "plain", "2026-11-29 07:00:00"]
+    ),
+    max_size=40,
+)
+
+
+@given(lines=_HEAD_LINES, share=st.sampled_from([0.6, 0.8]))
+def test_mostly_counts_the_misses_a_line_by_line_loop_counts(lines: list[str], share: float) -> None:
+    from rankautopsy.sources import prefixes
+
+    for pattern in (prefixes._NUMBERED, prefixes._PDSH, prefixes._TEMPLATE, prefixes._HYDRA, prefixes._SRUN):
+        misses = sum(1 for line in lines if not pattern.match(line))
+        assert prefixes._mostly(lines, pattern, share) == (misses <= len(lines) - share * len(lines))
+
+
+_STAMPISH = st.sampled_from(
+    [
+        "2026-11-29 07:00:00",
+        "[2026-11-29T07:00:00.123Z]",
+        "07:00:00,5+01:00 ",
+        "x 12:00:00",
+        "[rank1]: 2026-11-29 07:00:01",
+        "a:12",
+        "plain",
+    ]
+)
+
+
+@settings(max_examples=300)
+@given(sample=st.lists(_STAMPISH, max_size=4))
+def test_a_head_is_found_to_have_stamps_alone_as_a_line_by_line_search_finds(sample: list[str]) -> None:
+    from rankautopsy.sources import lines as lines_module
+    from rankautopsy.sources.prefixes import PLAIN, strip_prefixes
+    from rankautopsy.sources.sanitize import clean
+
+    parser = lines_module.LineParser.__new__(lines_module.LineParser)
+    parser._sample, parser._profile, parser.kernel = sample, PLAIN, False
+    tails = any(lines_module._ENDS_IN_STAMP.search(line[-48:]) for line in sample)
+    alone = any(lines_module._STAMP_ONLY.match(strip_prefixes(clean(line))[0]) for line in sample)
+    assert parser._stamps_alone() == (tails and alone)

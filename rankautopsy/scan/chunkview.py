@@ -87,10 +87,7 @@ class View:
         """Where the last TAIL_LINES lines begin, or the first whole line of the last TAIL_BYTES."""
         lo = max(self.context, self.end - TAIL_BYTES)
         lo = lo if lo == self.context else self.next_line(lo)
-        data = bytes(self.buf[lo : self.end])
-        splits = TAIL_LINES + data.endswith(b"\n")
-        lines = data.rsplit(b"\n", splits)
-        return lo if len(lines) <= splits else lo + len(lines[0]) + 1
+        return nth_line_feed(self.buf, lo, self.end, TAIL_LINES + (self.end > lo and self.buf[self.end - 1] == 0x0A))
 
 
 def logical_lines(chunk: Chunk) -> int:
@@ -126,15 +123,23 @@ def head_end(chunk: Chunk) -> int:
     wanted = SNIFF_LINES - chunk.first_line + 1
     if wanted <= 0:
         return chunk.start
-    size = 256 * 1024
-    while True:
-        stop = min(chunk.end, chunk.start + size)
-        lines = bytes(chunk.buf[chunk.start : stop]).split(b"\n", wanted)
-        if len(lines) > wanted:
-            return stop - len(lines[-1])
-        if stop == chunk.end:
+    buf, pos = chunk.buf, chunk.start - 1
+    for _ in range(wanted):  # a find per line: a split made an object of each (and copied the rest)
+        pos = buf.find(b"\n", pos + 1, chunk.end)
+        if pos < 0:
             return chunk.end
-        size *= 4
+    return pos + 1
+
+
+def nth_line_feed(buf: bytes | bytearray, lo: int, hi: int, n: int) -> int:
+    """Where the line after the `n`-th line feed counted back from `hi` starts (`lo` if there are fewer
+    in `buf[lo:hi]`)."""
+    pos = hi
+    for _ in range(n):
+        pos = buf.rfind(b"\n", lo, pos)
+        if pos < 0:
+            return lo
+    return pos + 1
 
 
 class ChannelCache:

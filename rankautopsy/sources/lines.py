@@ -36,6 +36,9 @@ SNIFF_LINES = 2000  # the head of a stream that decides its prefix profile and c
 _STAMP_ONLY = re.compile(r"^\s*\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?\s*$")
 _ENDS_IN_STAMP = re.compile(r"\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?\s*$", re.MULTILINE)
 _STAMP_END = frozenset("0123456789Z]")
+# `_ENDS_IN_STAMP` from the colon before the seconds: a literal first character, which `re` looks for
+# fast over a whole head (a search from `\d` tried every digit of it)
+_STAMP_TAIL = re.compile(r":\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?\s*$", re.MULTILINE)
 _RECORD_START = re.compile(
     r"^(?:\s|\[?\d{4}-\d\d-\d\d|[FEWIVC]\d{3,4} \d\d:|Traceback|[A-Za-z_][\w.]*(?:Error|Exception|Warning):)"
 )
@@ -117,6 +120,8 @@ class LineParser:
 
     def _stamps_alone(self) -> bool:
         """Whether a line of the head is only a timestamp (checked exactly where one may be)."""
+        if not _STAMP_TAIL.search("\n".join(self._sample)):  # no line ends as a stamp does: most heads
+            return False
         ends = [line for line in self._sample if line.rstrip()[-1:] in _STAMP_END]  # a stamp ends so
         if not any(_ENDS_IN_STAMP.search(line[-48:]) for line in ends):  # the tails: a search of the
             return False  # joined head tried every digit of it

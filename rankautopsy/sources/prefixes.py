@@ -247,7 +247,7 @@ def is_srun_labelled(sample: list[str]) -> bool:
 def sniff_profile(sample: list[str]) -> Profile:
     """Which ambiguous layers most lines of a stream carry: srun task labels, pdsh host labels,
     leading line numbers. A layer is only stripped where it is the stream's shape, never on a hunch."""
-    lines = [line for line in sample if line.strip()]
+    lines = list(filter(str.strip, sample))
     if len(lines) < 3:
         return PLAIN
     numbered = _mostly(lines, _NUMBERED) and _counting(lines)
@@ -286,15 +286,19 @@ def shape_ranks(sample: list[str], profile: Profile) -> frozenset[int]:
 
 
 def _mostly(lines: list[str], pattern: re.Pattern[str], share: float = 0.8) -> bool:
-    """Whether at least `share` of the lines start with `pattern`; it stops at the miss that decides."""
+    """Whether at least `share` of the lines start with `pattern`; it stops in the block of lines where
+    the misses decide (matched a block at a time in C: a Python loop per line cost twice as much)."""
     allowed = len(lines) - share * len(lines)  # misses that still leave `share`
     misses = 0
-    for line in lines:
-        if not pattern.match(line):
-            misses += 1
-            if misses > allowed:
-                return False
+    for at in range(0, len(lines), _MOSTLY_BLOCK):
+        block = lines[at : at + _MOSTLY_BLOCK]
+        misses += len(block) - len(list(filter(None, map(pattern.match, block))))
+        if misses > allowed:
+            return False
     return True
+
+
+_MOSTLY_BLOCK = 256
 
 
 def _counting(lines: list[str]) -> bool:
