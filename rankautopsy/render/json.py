@@ -72,8 +72,20 @@ def _write(value: Any, pad: str, out: list[str]) -> None:
         inner = pad + "  "
         sep = "{" + inner
         for key, item in value.items():
-            out.append(sep + _string(key) + ": ")
-            _write(item, inner, out)
+            if (name := _KEYS.get(key)) is None:
+                name = _string(key) + ": "
+                if len(_KEYS) < _MAX_KEYS:  # the contract's keys, and the facts' names of the rules
+                    _KEYS[key] = name
+            kind = item.__class__  # exact classes only: a StrEnum or a bool goes the general way
+            if kind is str:  # most values: written here, a call per value fewer
+                out.append(sep + name + _string(item))
+            elif kind is int:
+                out.append(sep + name + int.__repr__(item))
+            elif item is None:
+                out.append(sep + name + "null")
+            else:
+                out.append(sep + name)
+                _write(item, inner, out)
             sep = "," + inner
         out.append(pad + "}")
     elif isinstance(value, list | tuple):
@@ -83,8 +95,14 @@ def _write(value: Any, pad: str, out: list[str]) -> None:
         inner = pad + "  "
         sep = "[" + inner
         for item in value:
-            out.append(sep)
-            _write(item, inner, out)
+            kind = item.__class__
+            if kind is str:
+                out.append(sep + _string(item))
+            elif kind is int:
+                out.append(sep + int.__repr__(item))
+            else:
+                out.append(sep)
+                _write(item, inner, out)
             sep = "," + inner
         out.append(pad + "]")
     else:
@@ -92,6 +110,8 @@ def _write(value: Any, pad: str, out: list[str]) -> None:
 
 
 _CONSTANTS = {None: "null", True: "true", False: "false"}
+_KEYS: dict[str, str] = {}  # a key as written, with its colon
+_MAX_KEYS = 4096
 
 
 def iso(at: datetime) -> str:
