@@ -330,7 +330,7 @@ class Re2Engine(Engine):
             re2 = load_re2()
             patterns, kept = re2.Set.SearchSet(self._options), []
             for compiled in rules:
-                try:
+                try:  # tried alone first: a set that refuses a pattern also logs it to stderr (absl)
                     re2.compile(compiled.prefilter, self._options)
                 except re2.error:
                     continue  # refused: its own regex scans the decoded text

@@ -123,8 +123,8 @@ class LineParser:
         if not _STAMP_TAIL.search("\n".join(self._sample)):  # no line ends as a stamp does: most heads
             return False
         ends = [line for line in self._sample if line.rstrip()[-1:] in _STAMP_END]  # a stamp ends so
-        if not any(_ENDS_IN_STAMP.search(line[-48:]) for line in ends):  # the tails: a search of the
-            return False  # joined head tried every digit of it
+        if not any(_ENDS_IN_STAMP.search(line[-48:]) for line in ends):  # exactly, per line: the joined
+            return False  # search is looser (its `\s*$` may run over a line feed)
         return any(_STAMP_ONLY.match(strip_prefixes(clean(line), profile=self._profile)[0]) for line in self._sample)
 
     def parse(self, number: int, raw: str) -> list[Line]:
