@@ -330,11 +330,10 @@ class Re2Engine(Engine):
             re2 = load_re2()
             patterns, kept = re2.Set.SearchSet(self._options), []
             for compiled in rules:
-                try:  # tried alone first: a set that refuses a pattern also logs it to stderr (absl)
-                    re2.compile(compiled.prefilter, self._options)
+                try:
+                    patterns.Add(compiled.prefilter)
                 except re2.error:
                     continue  # refused: its own regex scans the decoded text
-                patterns.Add(compiled.prefilter)
                 kept.append(compiled)
             patterns.Compile()
             union = b"|".join(b"(?:" + (r.prefilter or b"") + b")" for r in kept)
