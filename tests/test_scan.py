@@ -456,6 +456,19 @@ def test_re2_finds_each_line_and_rule_the_regex_engine_finds(
     assert _candidate_lines(_engine("re2"), data) == _candidate_lines(_engine("regex"), data)
 
 
+@pytest.mark.skipif(load_re2() is None, reason="google-re2 is not installed here")
+def test_re2_passes_a_prefilter_it_refuses_to_the_rules_own_regex_and_says_nothing(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    good, other = RULES[0], RULES[2]
+    refused = dataclasses.replace(RULES[1], prefilter=b"a(?<=b)c")  # RE2 has no lookbehind
+    line = other.rule.match_examples[0].line.encode()
+    found, passed_on = _engine("re2")._find(b"noise\n" + line + b"\n", [good, refused, other], Budget())
+    assert passed_on == [refused]
+    assert {index for _, index in found} == {other.index}
+    assert capfd.readouterr().err == ""
+
+
 def test_many_small_files_or_much_input_get_a_worker_per_core(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("RANKAUTOPSY_JOBS", raising=False)
     monkeypatch.setattr(parallel, "_cores", lambda: 4)

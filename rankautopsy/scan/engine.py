@@ -319,6 +319,7 @@ class Re2Engine(Engine):
         self._options.encoding = re2.Options.Encoding.LATIN1
         self._options.never_capture = True
         self._options.max_mem = 256 << 20
+        self._options.log_errors = False  # a refused prefilter is handled, not logged to stderr by absl
         self._compiled: dict[tuple[int, ...], _Re2Rules] = {}
 
     def _prepare(self, rules: list[CompiledRule]) -> None:
