@@ -47,6 +47,18 @@ class UsageError(RankautopsyError):
     """An option that makes no sense (a bad --boot-time, an unknown format...)."""
 
 
+class OptionError(UsageError):
+    """A bad value given on the command line, named by its option when it has one: the CLI adds the
+    hint that says where the command's syntax is explained, as it does for any usage mistake."""
+
+    def __init__(self, message: str, option: str | None = None) -> None:
+        super().__init__(message)
+        self.option = option
+
+    def __str__(self) -> str:
+        return clean_name(f"{self.option}: {self.message}" if self.option else self.message)
+
+
 class RulePackError(RankautopsyError):
     """A rule pack that cannot be loaded; `problems` holds every problem found, each a full line."""
 

@@ -155,8 +155,8 @@ def test_progress_display_on_a_terminal_and_silenced_by_quiet() -> None:
     import pty
 
     script = (
-        "import sys, time; from rankautopsy import cli; "
-        "ctx = cli._progress(quiet=sys.argv[1] == 'quiet', delay=0.0); ctx.__enter__(); time.sleep(0.5); "
+        "import sys, time; from rankautopsy.cli import diagnose; "
+        "ctx = diagnose.progress(quiet=sys.argv[1] == 'quiet', delay=0.0); ctx.__enter__(); time.sleep(0.5); "
         "ctx.__exit__(None, None, None)"
     )
     outputs = {}

@@ -120,7 +120,7 @@ def _scan(
     tz: str | None,
     epilogue: bool,
 ) -> "tuple[int, Collected]":
-    from rankautopsy.cli import _boot, _read_stdin, _zone
+    from rankautopsy.cli.diagnose import boot_of, read_stdin, zone_of
     from rankautopsy.errors import InputError
     from rankautopsy.events import Collected, Node
     from rankautopsy.events.file import write, write_to
@@ -131,7 +131,7 @@ def _scan(
 
     if not paths and not dmesg:
         raise typer.BadParameter("give this node's logs (PATH...) or its kernel log (--dmesg)")
-    zone = _zone(tz)
+    zone = zone_of(tz)
     import socket  # ~3 ms of every start when imported above
 
     name = host or socket.gethostname()
@@ -142,9 +142,9 @@ def _scan(
         paths=paths,
         dmesg=dmesg,
         rules=[str(p) for p in user_rule_paths(rules or [], Path.cwd())],
-        boot_time=_boot(boot_time, zone),
+        boot_time=boot_of(boot_time, zone),
         tz=zone,
-        stdin=_read_stdin([*paths, *dmesg], True),
+        stdin=read_stdin([*paths, *dmesg], True),
         host=name,
         live_kernel=True,
     )

@@ -92,7 +92,7 @@ def watch_command(
     """Follow a running job's logs; print the first death (or hang culprit) seconds after it happens."""
     from datetime import timedelta
 
-    from rankautopsy.cli import _boot, _emit, _zone, use_color
+    from rankautopsy.cli.diagnose import boot_of, emit, use_color, zone_of
     from rankautopsy.live import Watcher, WatchOptions
     from rankautopsy.model import Outcome
     from rankautopsy.pipeline import Options
@@ -101,12 +101,12 @@ def watch_command(
 
     if (dmesg or []).count("-") > 1 or "-" in paths:
         raise typer.BadParameter("'-' (standard input) can be followed only as --dmesg -, once")
-    zone = _zone(tz)
+    zone = zone_of(tz)
     options = Options(
         paths=paths,
         dmesg=dmesg or (),
         rules=[str(p) for p in user_rule_paths(rules or [], Path.cwd())],
-        boot_time=_boot(boot_time, zone),
+        boot_time=boot_of(boot_time, zone),
         tz=zone,
         skew=timedelta(seconds=clock_skew),
     )
@@ -127,7 +127,7 @@ def watch_command(
     result = report.diagnosis
     colour = use_color(color, sys.stdout)
     console = make_console(sys.stdout, width, colour)
-    _emit(result, output_format, output, lambda: render_terminal(result, console))
+    emit(result, output_format, output, lambda: render_terminal(result, console))
     sys.stdout.flush()
     named = result.verdict.outcome in (Outcome.FIRST_DEATH, Outcome.HANG)
     if on_first_death and named:
