@@ -19,12 +19,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import pickle
 import select
 import signal
 import sys
 import time
-import traceback
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
@@ -153,6 +151,8 @@ def _serve(tasks: int, results: int) -> None:
         try:
             value = (True, [(index, work(jobs[index])) for index in batch])
         except BaseException as exc:  # the main process raises it
+            import traceback
+
             exc.add_note("in a rankautopsy worker process:\n" + traceback.format_exc())
             _send(results, (False, _picklable(exc)))
             return
@@ -160,6 +160,8 @@ def _serve(tasks: int, results: int) -> None:
 
 
 def _picklable(exc: BaseException) -> BaseException:
+    import pickle
+
     try:
         pickle.loads(pickle.dumps(exc))
     except Exception:  # any failure to pickle: send what it said instead
@@ -168,6 +170,8 @@ def _picklable(exc: BaseException) -> BaseException:
 
 
 def _send(fd: int, value: object) -> None:
+    import pickle  # here: a run in one process never loads it
+
     data = pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
     view = memoryview(len(data).to_bytes(8, "little") + data)
     while view:
@@ -175,6 +179,8 @@ def _send(fd: int, value: object) -> None:
 
 
 def _receive(fd: int) -> Any:
+    import pickle
+
     size = int.from_bytes(_read(fd, 8), "little")
     return pickle.loads(_read(fd, size))
 
