@@ -6,7 +6,11 @@ sequences, invisible characters or an extra line."""
 
 from __future__ import annotations
 
-from rankautopsy.sources.sanitize import clean_name
+
+def clean_name(text: str) -> str:
+    from rankautopsy.sources.sanitize import clean_name  # when a message is shown: not for --version
+
+    return clean_name(text)
 
 
 class RankautopsyError(Exception):

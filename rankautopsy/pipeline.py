@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import field, replace
 from datetime import UTC, datetime, timedelta, tzinfo
 
+from rankautopsy import recache
 from rankautopsy.diagnosis.assemble import build_events, classify
 from rankautopsy.diagnosis.report import rank_reports, remediation_for
 from rankautopsy.diagnosis.timeline import build_timeline
@@ -279,7 +280,7 @@ def _scan_job(job: _Job, rules: list[CompiledRule], engine: Engine) -> Scanned:
     return Scanned(last_signs(read.stream), events, notes, problem)
 
 
-_MONO = re.compile(r"^(?:<\d+>)?\[\s*(\d+\.\d+)\]", re.MULTILINE)
+_MONO = recache.compile(r"^(?:<\d+>)?\[\s*(\d+\.\d+)\]", re.MULTILINE)
 
 
 def _live_boot(source: Source) -> datetime | None:

@@ -8,7 +8,6 @@ value, no path. `tests/test_cli_quick.py` checks that it binds every accepted li
 """
 
 import os
-import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -31,8 +30,6 @@ FLAGS: dict[str, tuple[str, bool]] = {
     "--follow": ("follow", True),
     "-L": ("follow", True),
 }
-_NUMBER = re.compile(r"[0-9]+(?:\.[0-9]*)?|\.[0-9]+")
-_WHOLE = re.compile(r"[0-9]{1,6}")
 
 
 def _format(text: str) -> "Format | None":
@@ -42,11 +39,12 @@ def _format(text: str) -> "Format | None":
 
 
 def _skew(text: str) -> float | None:
-    return float(text) if _NUMBER.fullmatch(text) and float(text) <= 1e9 else None
+    digits = text.replace(".", "", 1)  # as [0-9]+(\.[0-9]*)?|\.[0-9]+
+    return float(text) if digits.isascii() and digits.isdigit() and float(text) <= 1e9 else None
 
 
 def _width(text: str) -> int | None:
-    return int(text) if _WHOLE.fullmatch(text) and int(text) >= 40 else None
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 6 and int(text) >= 40 else None
 
 
 # Each option that takes a value: its keyword, whether it repeats, and how its text becomes the value.

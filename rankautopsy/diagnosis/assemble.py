@@ -6,11 +6,11 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
-import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+from rankautopsy import recache
 from rankautopsy.model import Assembly, Cause, Effect, Event, Evidence, Location, Role, StreamKind, TimeSpan
 from rankautopsy.numbers import read_int
 from rankautopsy.records import record
@@ -20,7 +20,7 @@ from rankautopsy.sources.lines import Stream
 from rankautopsy.sources.sanitize import without_surrogates
 
 _WINDOW = 2000  # lines of one channel an assembly may look through
-_EXC_LINE = re.compile(r"^(?P<exc_type>[A-Za-z_][\w.]*)(?::(?: (?P<exc_msg>.*))?)?$")
+_EXC_LINE = recache.compile(r"^(?P<exc_type>[A-Za-z_][\w.]*)(?::(?: (?P<exc_msg>.*))?)?$")
 _TB_CONTINUE = (
     "Traceback (most recent call last)",
     "Exception Group Traceback",
@@ -30,16 +30,16 @@ _TB_CONTINUE = (
 )
 _FRAMES = " \t│╰╭"  # what a frame line starts with: indentation, or the box of rich's traceback handler
 # The rest of a `  File "/long/path.py"` frame that a terminal wrapped (at the path's end): `, line 578, in f`.
-_FRAME_TAIL = re.compile(r"^, line \d+, in ")
-_FH_LINE = re.compile(
+_FRAME_TAIL = recache.compile(r"^, line \d+, in ")
+_FH_LINE = recache.compile(
     r"^(?:$|\s|Thread 0x|Current thread 0x|Stack \(most recent|Extension modules:|Python runtime state:"
     r"|Current thread's C stack|<no Python frame>|Garbage-collecting)"
 )
-_FH_FRAME = re.compile(r'^\s+File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>.+)$')
-_TABLE_FIELD = re.compile(r"^\s+(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$")
-_TABLE_RANK = re.compile(r"(?P<rank>-?\d+) \(local_rank: (?P<local_rank>-?\d+)\)")
-_TABLE_EXIT = re.compile(r"(?P<exitcode>-?\d+) \(pid: (?P<pid>\d+)\)")
-_SIGNAL = re.compile(r"Signal (?P<num>\d+) \((?P<name>SIG\w+)\)")
+_FH_FRAME = recache.compile(r'^\s+File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>.+)$')
+_TABLE_FIELD = recache.compile(r"^\s+(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$")
+_TABLE_RANK = recache.compile(r"(?P<rank>-?\d+) \(local_rank: (?P<local_rank>-?\d+)\)")
+_TABLE_EXIT = recache.compile(r"(?P<exitcode>-?\d+) \(pid: (?P<pid>\d+)\)")
+_SIGNAL = recache.compile(r"Signal (?P<num>\d+) \((?P<name>SIG\w+)\)")
 
 
 @dataclass(slots=True)
@@ -70,17 +70,17 @@ def _channel_lines(stream: Stream, start: int, stop: int | None = None) -> Itera
 
 # A launcher's banner rule (`-----` of Open MPI's help text, `=====` of torchrun's table): what follows
 # is the launcher's, not the rest of the exception's message.
-_RULE = re.compile(r"^\s*[-=*_#]{10,}\s*$")
+_RULE = recache.compile(r"^\s*[-=*_#]{10,}\s*$")
 # A record of Python's logging in its default format (`ERROR:torch.distributed...:failed ...`), or one
 # of Lightning's rank-prefixed messages (`[rank: 2] Child process with PID ... terminated`): the
 # launcher's, not the rest of an exception's message.
-_LOG_RECORD = re.compile(r"^(?:(?:CRITICAL|FATAL|ERROR|WARNING|WARN|INFO|DEBUG)[: ]|\[rank: \d+\] )")
-_SPAWN_HEADER = re.compile(r"^-- Process (?P<rank>\d+) terminated with the following error:")
+_LOG_RECORD = recache.compile(r"^(?:(?:CRITICAL|FATAL|ERROR|WARNING|WARN|INFO|DEBUG)[: ]|\[rank: \d+\] )")
+_SPAWN_HEADER = recache.compile(r"^-- Process (?P<rank>\d+) terminated with the following error:")
 # Ray Train (v2) relays one rank's error under `[Rank 1 Error Snippet]:` (several ranks': `[Rank 0,1 ...]`).
-_RELAY_HEADER = re.compile(_SPAWN_HEADER.pattern + r"|^\[Rank (?P<ray>\d+) Error Snippet\]:")
+_RELAY_HEADER = recache.compile(_SPAWN_HEADER.pattern + r"|^\[Rank (?P<ray>\d+) Error Snippet\]:")
 # sys.unraisablehook's header (`Exception ignored in: <function X.__del__ ...>`, `... in atexit callback`):
 # Python printed the exception and went on, so the traceback under it killed nothing.
-_UNRAISABLE = re.compile(r"^Exception ignored\b")
+_UNRAISABLE = recache.compile(r"^Exception ignored\b")
 
 
 def assemble_traceback(stream: Stream, start: int, memo: dict[int, int | None] | None = None) -> Assembled:
@@ -157,8 +157,8 @@ def _exception_line(stream: Stream, start: int, memo: dict[int, int | None]) -> 
 # IPython's (Jupyter, Databricks, Colab) traceback: `ValueError        Traceback (most recent call last)`,
 # then frames as `<command-1> in <module>` / `File /x.py:12, in f()` / `Cell In[3], line 1` headed lines,
 # numbered source lines, `---->` arrows and blank lines, then the `Type: message` line.
-_IPYTHON_HEADER = re.compile(r"^[A-Za-z_][\w.]*? *Traceback \(most recent call last\)$")
-_IPYTHON_FRAME = re.compile(r"^(?:\s|-+>|<|/|~|\.\.?/|[A-Za-z]:\\|File |Cell In ?\[|Input In ?\[|$)")
+_IPYTHON_HEADER = recache.compile(r"^[A-Za-z_][\w.]*? *Traceback \(most recent call last\)$")
+_IPYTHON_FRAME = recache.compile(r"^(?:\s|-+>|<|/|~|\.\.?/|[A-Za-z]:\\|File |Cell In ?\[|Input In ?\[|$)")
 
 
 def _ipython_exception_line(stream: Stream, start: int) -> int | None:
@@ -262,7 +262,7 @@ def assemble_continued(stream: Stream, start: int, compiled: CompiledRule, budge
     return result
 
 
-_WHAT = re.compile(r"^\s*what\(\):\s+(?P<what>\S.*)$")
+_WHAT = recache.compile(r"^\s*what\(\):\s+(?P<what>\S.*)$")
 
 
 def assemble_what(stream: Stream, start: int) -> Assembled:
@@ -358,7 +358,7 @@ _NUMERIC = frozenset(
      "last_completed", "exitcode", "comm_rank", "nranks", "gpu", "xid", "pg", "culprit", "culprit_local_rank",
      "world_size"}
 )  # fmt: skip
-_INTEGER = re.compile(r"^-?[0-9]{1,15}$")  # longer is no rank, pid or step (and int() would refuse it)
+_INTEGER = recache.compile(r"^-?[0-9]{1,15}$")  # longer is no rank, pid or step (and int() would refuse it)
 
 
 def _checked(facts: dict[str, str]) -> dict[str, str]:

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import field
 from datetime import datetime
 
+from rankautopsy import recache
 from rankautopsy.model import Cause, Effect, Event, Role, StreamKind, TimeSpan
 from rankautopsy.numbers import read_int
 from rankautopsy.records import record
@@ -20,7 +21,7 @@ from rankautopsy.sources.lines import Stream
 
 # A kernel log named for its host: `dmesg-node02.txt`, `node07-dmesg.txt`, `kern_gpu-3.log`. The part
 # after the first dot is an extension, never a host; words that name a dmesg format are not hosts either.
-_KERNEL_HOST = re.compile(
+_KERNEL_HOST = recache.compile(
     r"^(?:(?:dmesg|kern(?:el)?|journal)[-_](?P<after>[A-Za-z][\w-]*)|(?P<before>[A-Za-z][\w-]*?)[-_](?:dmesg|kern(?:el)?|journal))$",
     re.IGNORECASE,
 )
@@ -226,7 +227,7 @@ def _int(text: str | None) -> int | None:
     return read_int(text, max_len=11)
 
 
-_RANGE = re.compile(r"(\d{1,7})(?:-(\d{1,7}))?")
+_RANGE = recache.compile(r"(\d{1,7})(?:-(\d{1,7}))?")
 MAX_LISTED_RANKS = 100_000
 
 
@@ -297,7 +298,7 @@ def _last_seen(stream: Stream, tl: Timeline, local_to_rank: LocalRanks) -> None:
             state.last_seen = time.earliest
 
 
-_IP = re.compile(r"^[\d.]+$|:")
+_IP = recache.compile(r"^[\d.]+$|:")
 
 
 def short_host(host: str | None) -> str | None:

@@ -6,11 +6,11 @@ May import the model, the timeline and signals; never a renderer or the CLI."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import field, replace
 from datetime import datetime, timedelta
 
+from rankautopsy import recache
 from rankautopsy.diagnosis.timeline import RankState, Timeline, exit_code, expand_ranks, is_symptom
 from rankautopsy.model import (
     Cause,
@@ -384,7 +384,7 @@ def _time_key(tl: Timeline, c: Candidate) -> tuple[int, datetime, datetime, floa
     return (0, c.time.latest.replace(tzinfo=None), c.time.earliest.replace(tzinfo=None), used, *order)
 
 
-_SIZE = re.compile(r"^([0-9]{1,12}(?:\.[0-9]{1,6})?)([KMGT]?)i?B$")
+_SIZE = recache.compile(r"^([0-9]{1,12}(?:\.[0-9]{1,6})?)([KMGT]?)i?B$")
 
 
 def _bytes(text: str | None) -> float:

@@ -8,9 +8,9 @@ after losing the code points XML forbids.
 from __future__ import annotations
 
 import html
-import re
 from collections.abc import Sequence
 
+from rankautopsy import recache
 from rankautopsy.model import Cause, Diagnosis, Evidence, Fate, FirstDeath, RankReport, Verdict
 from rankautopsy.render._labels import (
     FATE_LABELS,
@@ -35,7 +35,7 @@ from rankautopsy.render._labels import (
 from rankautopsy.render.github import counts_text, decisive_line
 from rankautopsy.render.swimlanes import FATE_COLOURS, MIN_CHART_PX, e, lanes, legend, swimlanes
 
-_CODE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
+_CODE = recache.compile(r"(?<!`)`([^`\n]+)`(?!`)")
 GROUP_ABOVE_RANKS = 32
 MAX_GROUPS = 32
 EVIDENCE_CHARS = 4000

@@ -5,12 +5,12 @@ Its JSON Schema ships as rankautopsy/schema/diagnosis-2.json; the changelog is i
 from __future__ import annotations
 
 import json
-import re
 from datetime import UTC, datetime
 from json.encoder import encode_basestring
 from typing import Any
 
 import rankautopsy
+from rankautopsy import recache
 from rankautopsy.model import (
     Diagnosis,
     Event,
@@ -30,8 +30,8 @@ TOOL = "rankautopsy"
 
 JSONObject = dict[str, Any]
 
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
-_C1_AND_DEL = re.compile(r"[\x7f-\x9f]")
+_SURROGATE = recache.compile(r"[\ud800-\udfff]")
+_C1_AND_DEL = recache.compile(r"[\x7f-\x9f]")
 
 
 def render_json(d: Diagnosis, version: str | None = None) -> str:

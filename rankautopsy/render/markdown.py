@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from rankautopsy import recache
 from rankautopsy.model import Diagnosis, Evidence, Fate, FirstDeath, RankReport, StreamKind, Verdict
 from rankautopsy.render._labels import (
     FATE_LABELS,
@@ -36,10 +37,10 @@ MAX_GROUPS = 32
 EVIDENCE_CHARS = 2000
 CELL_CHARS = 200
 
-_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&$#@])")
-_BLOCK_START = re.compile(r"^(\d{1,9})([.)])|^([-+=])")
-_BACKTICKS = re.compile(r"`+")
-_CODE = re.compile(r"(?<!`)`([^`]+)`(?!`)")
+_SPECIAL = recache.compile(r"([\\`*_\[\]<>|~&$#@])")
+_BLOCK_START = recache.compile(r"^(\d{1,9})([.)])|^([-+=])")
+_BACKTICKS = recache.compile(r"`+")
+_CODE = recache.compile(r"(?<!`)`([^`]+)`(?!`)")
 _INPUT_KINDS = {
     StreamKind.RANK_LOG: "rank log",
     StreamKind.CONSOLE: "console log",

@@ -10,7 +10,6 @@ markup and never carries an escape sequence, whatever the console's settings.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import IO, TypeVar
@@ -19,6 +18,7 @@ from rich.cells import cell_len, chop_cells
 from rich.console import Console
 from rich.text import Text
 
+from rankautopsy import recache
 from rankautopsy.model import (
     Confidence,
     Diagnosis,
@@ -454,11 +454,11 @@ def _without_header(text: str) -> str:
 # c10d's `[PG ID 0 PG GUID 0(default_pg) Rank 5] ` before its messages: the rank has its own column
 # Python logging's `2026-11-29 07:00:10,000 WARNING ` (or `[2026-11-29 07:00:10,000] [WARNING] `):
 # the time has its column, and the level says less than the message.
-_LOG_HEADER = re.compile(
+_LOG_HEADER = recache.compile(
     r"\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?[ \t]+"
     r"(?:\[?(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\]?[ \t:]+)?"
 )
-_PG_TAG = re.compile(r"^\[PG ID [^\]]{0,80}\] +(?=\S)")
+_PG_TAG = recache.compile(r"^\[PG ID [^\]]{0,80}\] +(?=\S)")
 
 
 def _significant(e: Event) -> bool:

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import functools
 import itertools
-import re
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import field
 from enum import StrEnum
 from types import MappingProxyType
 from typing import TYPE_CHECKING, TypeVar
 
+from rankautopsy import recache
 from rankautopsy.cputime import bounded
 from rankautopsy.model import Assembly, Cause, Effect, Example, Location, Role, Rule, StreamKind
 from rankautopsy.records import record
@@ -21,7 +21,7 @@ from rankautopsy.rulepacks.yamlsafe import Map, Report, Seq
 if TYPE_CHECKING:
     import regex
 
-ID_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*\.[a-z0-9]+(?:-[a-z0-9]+)*$")
+ID_PATTERN = recache.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*\.[a-z0-9]+(?:-[a-z0-9]+)*$")
 STATUSES = ("stable", "preview", "deprecated")
 ROOT_CAUSES = frozenset(c for c in Cause if not c.is_symptom and c not in (Cause.PROGRESS, Cause.CONTEXT))
 REMEDIATION_FILE = "remediation.yaml"

@@ -6,16 +6,16 @@ whose number is known. Nothing here decodes more than the lines asked for.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
+from rankautopsy import recache
 from rankautopsy.scan.engine import DIRTY, Match
 from rankautopsy.sources.lines import SNIFF_LINES, Channel, LineParser
 from rankautopsy.sources.read import MAX_LINE, Chunk, pieces, split_lines
 
 TAIL_LINES, TAIL_BYTES = 2000, 1024 * 1024
-_INNER_CR = re.compile(rb"\r(?!\n)")
-_DIRTY = re.compile(DIRTY)
+_INNER_CR = recache.compile(rb"\r(?!\n)")
+_DIRTY = recache.compile(DIRTY)
 
 
 class View:

@@ -17,11 +17,10 @@ from __future__ import annotations
 import functools
 import importlib
 import os
-import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from rankautopsy import cache
+from rankautopsy import cache, recache
 from rankautopsy.model import StreamKind
 from rankautopsy.records import record
 from rankautopsy.scan.literals import TWINS
@@ -43,7 +42,7 @@ ENGINE_ENV = "RANKAUTOPSY_ENGINE"
 # a line with one may match only once cleaned, so it is rescanned cleaned.
 DIRTY = rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\xc2[\x80-\x9f]"
 
-_DIRTY = re.compile(DIRTY)
+_DIRTY = recache.compile(DIRTY)
 _NOT_CONTROL = bytes(b for b in range(256) if not (b < 0x20 or b == 0x7F) or b in b"\t\n\r")
 WALK_TAIL = 1024 * 1024  # bytes searched back for the start of an unterminated last line
 Match = tuple[int, int]  # (offset of a byte of the matching line, rule index)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
-from rankautopsy import __version__, cache
+from rankautopsy import __version__, cache, recache
 from rankautopsy.cputime import bounded
 from rankautopsy.model import Role, Rule, StreamKind
 from rankautopsy.records import record
@@ -79,7 +79,7 @@ def _trusted(pattern: str, ignorecase: bool) -> AnyPattern:
     flags = re.MULTILINE | (re.IGNORECASE if ignorecase else 0)
     renamed, holders = _rename_twins(pattern)
     try:
-        compiled = re.compile(renamed, flags)
+        compiled = recache.compile(renamed, flags)
     except re.error:
         return _regex(pattern, ignorecase)
     if renamed != pattern:
@@ -89,7 +89,7 @@ def _trusted(pattern: str, ignorecase: bool) -> AnyPattern:
 
 # `regex` lets a name repeat (one per branch of an alternation), `re` does not: the n-th repeat of a
 # name is renamed `<name>_twin_<n>` and its facts are merged back under the name.
-_GROUP = re.compile(r"(?<!\\)\(\?P<(\w+)>")
+_GROUP = recache.compile(r"(?<!\\)\(\?P<(\w+)>")
 _HOLDERS: dict[re.Pattern[str], tuple[tuple[str, tuple[str, ...]], ...]] = {}
 
 

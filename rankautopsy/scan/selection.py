@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import re
 import weakref
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from rankautopsy import recache
 from rankautopsy.model import Assembly, Effect, Role, Rule, StreamKind
 from rankautopsy.records import record
 from rankautopsy.scan.chunkview import ChannelCache, View, head_end, logical_lines, sample
@@ -64,15 +64,15 @@ MAX_SELECTED = 100_000  # lines kept for windows and neighbours; past this only 
 # before it took, so the last traceback of a file that logged caught ones by the hundred thousand is read
 # whole (the earlier ones past the budget are then cut off)
 SPARE = 1_000
-_RANK_PREFIX = re.compile(rb"\[rank([0-9]+)\]")  # as prefixes.py reads them
-_MPI_PREFIX = re.compile(rb"\[(?:[^,\]\[\n]+,)?([0-9]+)\](?:\[[^:\]\n]+:[0-9]+\])?<(?:stdout|stderr|stddiag)>")
+_RANK_PREFIX = recache.compile(rb"\[rank([0-9]+)\]")  # as prefixes.py reads them
+_MPI_PREFIX = recache.compile(rb"\[(?:[^,\]\[\n]+,)?([0-9]+)\](?:\[[^:\]\n]+:[0-9]+\])?<(?:stdout|stderr|stddiag)>")
 WHOLE_BYTES = 8 * 1024 * 1024  # a stream read whole (see `_read_whole`) may be this big, no bigger
 SAMPLE_WINDOW = 16 * 1024  # first bytes searched for a chunk's first (or last) progress line
 
 # Every wall-clock stamp the clocks read has hh:mm:ss; kernel lines may have only `[ 123.456789]`.
 _STAMPISH = {
-    False: re.compile(rb"[0-9][0-9]:[0-9][0-9]:[0-9][0-9]"),
-    True: re.compile(rb"[0-9][0-9]:[0-9][0-9]:[0-9][0-9]|\[ *[0-9]+\.[0-9]+\]"),
+    False: recache.compile(rb"[0-9][0-9]:[0-9][0-9]:[0-9][0-9]"),
+    True: recache.compile(rb"[0-9][0-9]:[0-9][0-9]:[0-9][0-9]|\[ *[0-9]+\.[0-9]+\]"),
 }
 _BACK_WINDOW = 512  # bytes before `pos` first searched for the last stamp; then 8 times more, and so on
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Protocol, TypeVar
 from zoneinfo import ZoneInfo
 
+from rankautopsy import recache
 from rankautopsy.model import TimeSpan
 from rankautopsy.records import record
 
@@ -59,7 +60,7 @@ _MONO = r"\[ *(?P<mono>\d{1,10}\.\d{1,9})\]"
 
 
 def _compile(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, re.ASCII)
+    return recache.compile(pattern, re.ASCII)
 
 
 # --- local time -----------------------------------------------------------------------

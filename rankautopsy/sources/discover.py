@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import field, replace
 from pathlib import Path
 
+from rankautopsy import recache
 from rankautopsy.errors import InputError
 from rankautopsy.model import SkippedInput, StreamKind
 from rankautopsy.records import record
@@ -33,7 +34,7 @@ from rankautopsy.sources.read import (
 from rankautopsy.sources.sanitize import clean_name
 
 STDIN = "-"
-_KERNEL_NAME = re.compile(r"(?:^dmesg|\.dmesg(?:\.|$)|^kern\.log|^kernel\.log|^journal.*-k)", re.IGNORECASE)
+_KERNEL_NAME = recache.compile(r"(?:^dmesg|\.dmesg(?:\.|$)|^kern\.log|^kernel\.log|^journal.*-k)", re.IGNORECASE)
 _SKIP_DIRS = frozenset({".git", "__pycache__", ".hg", ".svn"})
 # Found in a directory, these are write-ups (a README, an issue's notes, a notebook) that quote log lines
 # about the job, not its output: read, their quotes became the job's events.
@@ -86,7 +87,7 @@ def discover(
     return sources, skipped
 
 
-_HOST = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252}[A-Za-z0-9])?")
+_HOST = recache.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252}[A-Za-z0-9])?")
 
 
 def host_named(arg: str) -> tuple[str | None, str]:
@@ -309,7 +310,7 @@ def classify(display: str, text: str, where: PathRank) -> StreamKind:
     return StreamKind.CONSOLE
 
 
-_KERNEL_LINE = re.compile(
+_KERNEL_LINE = recache.compile(
     r"^(?:<\d+>)?\[\s*\d+\.\d{6}\] "  # raw dmesg
     r"|^\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}[^\]]*\] "  # dmesg -T
     r"|^(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\S+) \S+ kernel: "  # journal / kern.log

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
+from rankautopsy import recache
 from rankautopsy.model import StreamKind, TimeSpan
 from rankautopsy.records import record
 from rankautopsy.sources.clocks import ClockContext, find_time, parse_kernel_line, wall_from_monotonic
@@ -33,13 +34,13 @@ from rankautopsy.sources.read import MAX_LINE, segments, split_lines
 from rankautopsy.sources.sanitize import clean
 
 SNIFF_LINES = 2000  # the head of a stream that decides its prefix profile and content-rank header shapes
-_STAMP_ONLY = re.compile(r"^\s*\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?\s*$")
-_ENDS_IN_STAMP = re.compile(r"\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?\s*$", re.MULTILINE)
+_STAMP_ONLY = recache.compile(r"^\s*\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?\s*$")
+_ENDS_IN_STAMP = recache.compile(r"\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?\s*$", re.MULTILINE)
 _STAMP_END = frozenset("0123456789Z]")
 # `_ENDS_IN_STAMP` from the colon before the seconds: a literal first character, which `re` looks for
 # fast over a whole head (a search from `\d` tried every digit of it)
-_STAMP_TAIL = re.compile(r":\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?\s*$", re.MULTILINE)
-_RECORD_START = re.compile(
+_STAMP_TAIL = recache.compile(r":\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?\s*$", re.MULTILINE)
+_RECORD_START = recache.compile(
     r"^(?:\s|\[?\d{4}-\d\d-\d\d|[FEWIVC]\d{3,4} \d\d:|Traceback|[A-Za-z_][\w.]*(?:Error|Exception|Warning):)"
 )
 

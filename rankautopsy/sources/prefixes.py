@@ -13,57 +13,58 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from rankautopsy import recache
 from rankautopsy.cputime import bounded
 from rankautopsy.numbers import read_int
 from rankautopsy.records import record
 
 # Kubernetes CRI file line: `2016-10-06T00:17:09.669794202Z stdout F msg`, and kubectl --timestamps.
-_CRI = re.compile(r"(?P<stamp>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z) (?:(?:stdout|stderr) [PF] )?")
+_CRI = recache.compile(r"(?P<stamp>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z) (?:(?:stdout|stderr) [PF] )?")
 # mpirun --tag-output: `[1,3]<stderr>:` (OMPI <= 4) or `[1,3]<stderr>: ` (OMPI 5), optional host:pid.
-_MPI = re.compile(
+_MPI = recache.compile(
     r"\[(?:[^,\]\[]+,)?(?P<rank>\d{1,9})\](?:\[(?P<host>[^:\]]+):(?P<pid>\d{1,9})\])?<(?:stdout|stderr|stddiag)>: ?"
 )
 # Ray's driver relays each worker's output under its actor or task name and pid, with the node's address
 # when it is another node (`(RayTrainWorker pid=12404) `, `(pid=12404, ip=10.0.0.7) `), and its own
 # daemons' lines as `(raylet) `, `(raylet, ip=10.0.0.7) `, `(autoscaler +1m2s) ` (ray/_private/worker.py
 # print_worker_logs). Its log deduplication appends ` [repeated 2x across cluster]`.
-_RAY = re.compile(
+_RAY = recache.compile(
     r"\((?:[A-Za-z_][\w.<>-]{0,80}(?: [A-Za-z_][\w.<>-]{0,80})? )?pid=(?P<pid>\d{1,9})"
     r"(?:, ip=(?P<host>[0-9A-Fa-f.:]{1,45}))?\) ?"
 )
-_RAY_DAEMON = re.compile(
+_RAY_DAEMON = recache.compile(
     r"\((?:raylet|gcs_server|monitor|log_monitor|dashboard[\w]{0,20}|autoscaler(?: \+[\w.]{1,20})?)"
     r"(?:, ip=(?P<host>[0-9A-Fa-f.:]{1,45}))?\) ?"
 )
-_RAY_REPEATED = re.compile(r" \[repeated \d{1,9}x across cluster\](?: \(Ray deduplicates logs by default\..*)?$")
+_RAY_REPEATED = recache.compile(r" \[repeated \d{1,9}x across cluster\](?: \(Ray deduplicates logs by default\..*)?$")
 # A test harness's tee of its child's streams: `stderr: <line>` (accelerate's and transformers'
 # execute_subprocess_async print `label, line`), taken before the child's own layers.
 _HARNESS = ("stdout: ", "stderr: ")
 # srun --label: ` 3: ` padded task id (P<n> for heterogeneous jobs). Only where the stream is labelled.
-_SRUN = re.compile(r"(?:P\d+ )? *(?P<task>\d{1,9}): ")
+_SRUN = recache.compile(r"(?:P\d+ )? *(?P<task>\d{1,9}): ")
 # pdsh (DeepSpeed multi-node): `worker-3: ` host labels. Only where the stream is labelled.
-_PDSH = re.compile(r"(?P<host>[A-Za-z0-9][\w.-]*): ")
+_PDSH = recache.compile(r"(?P<host>[A-Za-z0-9][\w.-]*): ")
 # A log collector's layer before a launcher tag (kept only when a tag follows): its timestamp
 # (`2026-11-29 07:00:00,123 `, `2026-11-29T07:00:00.123+00:00 `, `[2026-11-29 07:00:00] `) and/or a
 # host label (`node07: `, with a digit or `-`, so that `Error: [rank3]:` is never read as a host).
-_COLLECTOR_STAMP = re.compile(
+_COLLECTOR_STAMP = recache.compile(
     r"\[?(?P<stamp>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?)\]? "
 )
-_COLLECTOR_HOST = re.compile(r"(?P<host>(?=[\w.-]*[\d-])[A-Za-z0-9][\w.-]{0,62}): ")
+_COLLECTOR_HOST = recache.compile(r"(?P<host>(?=[\w.-]*[\d-])[A-Za-z0-9][\w.-]{0,62}): ")
 # Viewer exports with leading line numbers: `1234  message` / `1234\tmessage`.
-_NUMBERED = re.compile(r" *(?P<n>\d{1,9})(?:\t| {2,}|: )")
+_NUMBERED = recache.compile(r" *(?P<n>\d{1,9})(?:\t| {2,}|: )")
 # A tqdm bar another process left on the line without a newline: `  42%|████▏ | 5/12 [00:01<00:01, 4.5it/s]`.
-_TQDM = re.compile(r" *[0-9]{1,3}%\|[^|\n]{0,200}\| *[^\[\n]{0,40}\[[^\]\n]{0,80}\]")
+_TQDM = recache.compile(r" *[0-9]{1,3}%\|[^|\n]{0,200}\| *[^\[\n]{0,40}\[[^\]\n]{0,80}\]")
 # torchrun's tee: `[default3]:` (local rank, no space). `[rank3]:` is PyTorch's own, handled below.
-_TEE = re.compile(r"\[(?P<role>[A-Za-z_][\w-]*?)(?P<lrank>\d{1,9})\]:")
+_TEE = recache.compile(r"\[(?P<role>[A-Za-z_][\w-]*?)(?P<lrank>\d{1,9})\]:")
 # PyTorch: `[rank3]: ` (excepthook, with a space, maybe doubled) or `[rank3]:[E...` (c10 log prefix).
-_RANK = re.compile(r"\[rank(?P<rank>\d{1,9})\]: ?")
+_RANK = recache.compile(r"\[rank(?P<rank>\d{1,9})\]: ?")
 # torchrun's TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[${rank}]:' (PyTorch >= 2.2): taken only where it is
 # the stream's shape (most lines carry it), since `[12]:` alone could be anything
-_TEMPLATE = re.compile(r"\[(?P<rank>\d{1,9})\]:")
+_TEMPLATE = recache.compile(r"\[(?P<rank>\d{1,9})\]:")
 # MPICH's Hydra `mpiexec -l` (`-prepend-rank`): `[3] ` before each line of rank 3's output. Taken only
 # where it is the stream's shape, as above.
-_HYDRA = re.compile(r"\[(?P<rank>\d{1,9})\] ")
+_HYDRA = recache.compile(r"\[(?P<rank>\d{1,9})\] ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,7 +225,7 @@ def _tagged(line: str, pos: int) -> bool:
 
 
 # `_MPI`, `_RANK` or `_TEE`, in one match (a line of a log with no prefix is tried at every `[`)
-_TAG = re.compile("|".join(f"(?:{re.sub(r'[(][?]P<[a-z]+>', '(?:', p.pattern)})" for p in (_MPI, _RANK, _TEE)))
+_TAG = recache.compile("|".join(f"(?:{re.sub(r'[(][?]P<[a-z]+>', '(?:', p.pattern)})" for p in (_MPI, _RANK, _TEE)))
 
 
 def _collector(line: str, pos: int, stamp: str | None, host: str | None) -> tuple[int, str | None, str | None]:
@@ -272,7 +273,7 @@ def _rank_layer(profile: Profile) -> re.Pattern[str] | None:
 
 
 MAX_HEAD_RANK = 10**6  # ranks a head is read for (and an event file may record)
-_AT_LINE_START = {layer: re.compile("^" + layer.pattern, re.M) for layer in (_TEMPLATE, _HYDRA)}
+_AT_LINE_START = {layer: recache.compile("^" + layer.pattern, re.M) for layer in (_TEMPLATE, _HYDRA)}
 
 
 def shape_ranks(sample: list[str], profile: Profile) -> frozenset[int]:

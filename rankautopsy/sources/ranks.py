@@ -5,17 +5,18 @@ from __future__ import annotations
 import re
 from pathlib import PurePath
 
+from rankautopsy import recache
 from rankautopsy.records import record
 
 # File names that name one rank: rank_3.log, rank3.out, rank-3.err, log_rank_3.txt, worker-3.log,
 # 20251218_rank3.log (DeepSpeed --enable_each_rank_log), node0.rank3.stderr.
 # The number ends the word: Ray's `worker-48ada2...-01000000-17541.err` is a worker id, not worker 48.
-_RANK_NAME = re.compile(r"(?:^|[^a-z])rank[_\-.]?(?P<n>\d{1,9})(?![0-9a-z])", re.IGNORECASE)
-_WORKER_NAME = re.compile(
+_RANK_NAME = recache.compile(r"(?:^|[^a-z])rank[_\-.]?(?P<n>\d{1,9})(?![0-9a-z])", re.IGNORECASE)
+_WORKER_NAME = recache.compile(
     r"(?:^|[^a-z])(?P<role>worker|master|process|proc)[_\-.]?(?P<n>\d{1,9})(?![0-9a-z])", re.IGNORECASE
 )
 # torchrun --log-dir: <run>/attempt_N/<local_rank>/{stdout,stderr}.log|error.json
-_ATTEMPT = re.compile(r"^attempt_(?P<attempt>\d{1,9})$")
+_ATTEMPT = recache.compile(r"^attempt_(?P<attempt>\d{1,9})$")
 
 
 @record
@@ -45,10 +46,10 @@ def rank_from_path(path: PurePath, *, kubeflow: bool = False) -> PathRank:
 # `[rank2]`, Lightning's `[rank: 2]`, and the old c10 `[E ProcessGroupNCCL.cpp:563] [Rank 2]`. Trusted only
 # where the text before it has the shape most of the stream's lines have (so that "timed out waiting for
 # rank 3" in rank 0's message never counts), and never as `[PG ... Rank N]` (read separately, below).
-_CONTENT_RANK = re.compile(r"(?<![\w-])\[?rank(?:: |[ =:_])?(?P<n>\d{1,9})\]?(?=[\s\]:|,])", re.IGNORECASE)
+_CONTENT_RANK = recache.compile(r"(?<![\w-])\[?rank(?:: |[ =:_])?(?P<n>\d{1,9})\]?(?=[\s\]:|,])", re.IGNORECASE)
 _HEAD = 80
-_DIGITS = re.compile(r"\d+")
-_WORDS = re.compile(r"[A-Za-z_]+")
+_DIGITS = recache.compile(r"\d+")
+_WORDS = recache.compile(r"[A-Za-z_]+")
 # Lightning passes the LOCAL rank to `[rank: N]` in these two messages (signal_connector.py,
 # subprocess_script.py): they never say which global rank wrote the line.
 _LOCAL_RANK_MESSAGES = ("Received SIGTERM", "Child process with PID")
@@ -58,13 +59,13 @@ _PG_RANK_MARK = "\x00Rank"
 # ProcessGroupNCCL's own log prefix (createLogPrefix): `[PG ID 0 PG GUID 0(default_pg) Rank 2]` (>= ~2.5),
 # `[PG 0 (default_pg) Rank 3]` (~2.4), `[PG 0 Rank 25]` (~2.3). The rank is the one in that process group:
 # the global rank only for the default group (id 0, or described as default_pg).
-_PG_PREFIX = re.compile(
+_PG_PREFIX = recache.compile(
     r"\[PG (?:ID )?(?P<id>\d{1,9})(?: PG GUID [^\s(\]]+)? ?(?:\((?P<desc>[^)\]]*)\))? Rank (?P<n>\d{1,9})\]"
 )
 _PG_HEAD = 200
 # The shape that stands for "this stream is PyTorch distributed output": default-PG prefixes in it are read.
 _PG_SHAPE = "\x00pg"
-_TORCH_DISTRIBUTED = re.compile(r"\[PG |ProcessGroup(?:NCCL|Gloo)|NCCL INFO|torch[./]distributed|\bc10d\b")
+_TORCH_DISTRIBUTED = recache.compile(r"\[PG |ProcessGroup(?:NCCL|Gloo)|NCCL INFO|torch[./]distributed|\bc10d\b")
 
 
 def _shape(text: str) -> str:

@@ -8,20 +8,15 @@ front so that a reader can look back across the chunk boundary.
 
 from __future__ import annotations
 
-import bz2
 import contextlib
-import gzip
 import io
-import lzma
 import os
-import re
-import tempfile
-import zlib
 from collections.abc import Iterator
 from dataclasses import field
 from pathlib import Path
 from typing import IO, Any, BinaryIO, Protocol
 
+from rankautopsy import recache
 from rankautopsy.records import record
 
 MAX_LINE = 64 * 1024  # longer lines are cut: a rule only needs the head of a line
@@ -32,9 +27,9 @@ LONG_LINE = 4 * 1024 * 1024  # a physical line longer than this is clipped to it
 MAX_INPUT = 8 * 1024**3  # bytes of one input read at most (a file, or a pipe spooled)
 _GZIP_MAGIC = b"\x1f\x8b"
 _GZIP_IN = 1024 * 1024
-_XZ = re.compile(rb"\xfd7zXZ\x00")
-_BZIP2 = re.compile(rb"BZh[1-9](?:1AY&SY|\x17rE8P\x90)")  # a block, or the end of an empty stream
-_ZSTD = re.compile(rb"\x28\xb5\x2f\xfd")
+_XZ = recache.compile(rb"\xfd7zXZ\x00")
+_BZIP2 = recache.compile(rb"BZh[1-9](?:1AY&SY|\x17rE8P\x90)")  # a block, or the end of an empty stream
+_ZSTD = recache.compile(rb"\x28\xb5\x2f\xfd")
 MAGIC_BYTES = 10  # enough of a head to tell every format above
 
 
@@ -80,6 +75,8 @@ def _zstd() -> object | None:
 def inflater() -> Any:
     """zlib's interface to inflate gzip: python-isal's (ISA-L, about twice as fast) where installed,
     else the standard library's. RANKAUTOPSY_GZIP=zlib forces the latter."""
+    import zlib  # here, as every decompressor: most logs are not compressed
+
     if os.environ.get("RANKAUTOPSY_GZIP") != "zlib":
         try:
             from isal import isal_zlib  # type: ignore[import-not-found, unused-ignore]
@@ -111,6 +108,9 @@ _NOT_CONTROL = bytes(b for b in range(256) if b not in _CONTROLS)  # deleted, th
 
 def gunzip(data: bytes) -> Decoded:
     """Decompress as much of a gzip stream as is there; a truncated tail is named, not fatal."""
+    import gzip
+    import zlib
+
     try:
         return Decoded(gzip.decompress(data).decode("utf-8", "replace"))
     except (EOFError, OSError, zlib.error):
@@ -221,10 +221,14 @@ class _Gunzip(_Decompressing):
 
     def __init__(self, raw: io.RawIOBase | io.BytesIO) -> None:
         super().__init__(raw)
+        import zlib  # not at the top: most logs are not compressed
+
         self._zlib = inflater()
         self._d: zlib._Decompress = self._zlib.decompressobj(16 + zlib.MAX_WBITS)  # isal's has its interface
 
     def _next(self, size: int) -> bytes:
+        import zlib
+
         try:
             if self._d.eof:
                 return self._next_member(size)
@@ -244,7 +248,7 @@ class _Gunzip(_Decompressing):
         if not is_gzip(rest[:2]):  # the end, or trailing garbage that gzip(1) would warn about
             self._finish(None)
             return b""
-        self._d = self._zlib.decompressobj(16 + zlib.MAX_WBITS)
+        self._d = self._zlib.decompressobj(16 + self._zlib.MAX_WBITS)
         return self._d.decompress(rest, size)
 
 
@@ -257,6 +261,9 @@ class _Unpack(_Decompressing):
         self._d = self._new()
 
     def _new(self) -> Any:
+        import bz2
+        import lzma
+
         if self._fmt == "xz":
             return lzma.LZMADecompressor()
         if self._fmt == "bzip2":
@@ -264,6 +271,8 @@ class _Unpack(_Decompressing):
         return _ZstdFeed()
 
     def _next(self, size: int) -> bytes:
+        import lzma
+
         try:
             if self._d.eof:
                 rest = self._d.unused_data + self._raw.read(_GZIP_IN)
@@ -326,6 +335,8 @@ class Spool:
 
 def spool(stream: BinaryIO, limit: int, head: bytes = b"") -> Spool:
     """`head` (already read) and the rest of `stream` (a buffered reader), at most `limit` bytes."""
+    import tempfile
+
     out = tempfile.TemporaryFile()  # noqa: SIM115 (open for the process's life: its sources read it)
     size = len(head)
     out.write(head)

@@ -7,23 +7,25 @@ from __future__ import annotations
 
 import re
 
+from rankautopsy import recache
+
 # CSI / OSC / other ESC sequences first, then any remaining C0/C1 control except TAB and LF.
-_ANSI = re.compile(
+_ANSI = recache.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI ... final byte
     r"|\x1b\][^\x07\x1b\r]*(?:\x07|\x1b\\)?"  # OSC ... BEL or ST (never past a \r: see clean_pieces)
     r"|\x1b[PX^_][^\x1b\r]*(?:\x1b\\)?"  # DCS/SOS/PM/APC strings
     r"|\x1b[@-Z\\-_]"  # two-byte ESC sequences
     r"|\x9b[0-?]*[ -/]*[@-~]"  # 8-bit CSI
 )
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_CONTROLS_BUT_CR = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-_PIECE_BOM = re.compile("(?:^|(?<=\r))\ufeff")
-_BLANK_PIECE = re.compile(r"\r[^\S\r]*(?=\r|\Z)")  # a \r and the blank piece after it
+_CONTROLS = recache.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROLS_BUT_CR = recache.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_PIECE_BOM = recache.compile("(?:^|(?<=\r))\ufeff")
+_BLANK_PIECE = recache.compile(r"\r[^\S\r]*(?=\r|\Z)")  # a \r and the blank piece after it
 # Invisible format characters: zero-width (U+200B-200F, U+2060, U+FEFF), bidi embeddings, overrides and
 # isolates (U+202A-202E, U+2066-2069), line and paragraph separators (U+2028, U+2029).
-_INVISIBLE = re.compile("[\u200b-\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff]")
-_NAME_BREAKS = re.compile(r"[\n\t]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_INVISIBLE = recache.compile("[\u200b-\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff]")
+_NAME_BREAKS = recache.compile(r"[\n\t]")
+_SURROGATE = recache.compile("[\ud800-\udfff]")
 
 
 def without_surrogates(text: str) -> str:
