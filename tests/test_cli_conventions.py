@@ -356,12 +356,12 @@ def test_stdin_that_cannot_be_spooled_is_one_line(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A full $TMPDIR: one line and status 2, not an internal error."""
-    from rankautopsy.sources import read
+    import tempfile
 
     def full(*args: object, **kwargs: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(read.tempfile, "TemporaryFile", full)
+    monkeypatch.setattr(tempfile, "TemporaryFile", full)
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"step 1\n")))
     monkeypatch.setattr(sys, "argv", ["rankautopsy", "diagnose", "-"])
     with pytest.raises(SystemExit) as stopped:
