@@ -60,7 +60,7 @@ class Options:
     skew: timedelta = DEFAULT_SKEW
     stdin: Data | None = None
     jobs: int | None = None  # worker processes (None: $RANKAUTOPSY_JOBS, else the cores for big inputs)
-    engine: str | None = None  # "hyperscan" or "regex" (None: $RANKAUTOPSY_ENGINE, else the fastest)
+    engine: str | None = None  # one of scan.engine.ENGINES (None: $RANKAUTOPSY_ENGINE, else the fastest)
     follow: bool = False  # follow symlinks that leave the given paths (--follow)
     planned: Callable[[Sequence[int]], None] | None = None  # told the byte sizes of the sources to read
     progress: Callable[[int], None] | None = None  # told the bytes of each source as it is read
@@ -226,7 +226,7 @@ def _scan_all(
 ) -> list[Scanned | None]:
     """Each stream read and turned into events, in worker processes when the input is big."""
     jobs = [_job(s, options, year) for s in sources if s.kind is not StreamKind.ERROR_JSON]
-    engine = make_engine(rules, options.engine)
+    engine = make_engine(rules, options.engine, sum(job.source.size for job in jobs))
     engine.taught = taught
     engine.prepare({job.source.kind for job in jobs})
     local = [job for job in jobs if job.source.path is None]  # piped in: already in this process

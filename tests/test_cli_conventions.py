@@ -69,16 +69,16 @@ def test_version_imports_neither_rich_nor_the_pipeline_nor_the_rule_loader() -> 
 
 
 def test_a_json_diagnosis_from_cached_packs_loads_neither_regex_nor_re2_nor_openssl(tmp_path: Path) -> None:
-    """`regex` is for users' rules and the fallback engine, RE2 for where Hyperscan is missing, hashlib's
-    OpenSSL not needed for the cache's digests, typer for help and usage mistakes: a built-in diagnosis
-    (second run: packs cached) loads none."""
+    """`regex` is for users' rules and the fallback engine, RE2 for where Hyperscan is missing, Hyperscan
+    for inputs bigger than these, hashlib's OpenSSL not needed for the cache's digests, typer for help and
+    usage mistakes: a built-in diagnosis of a small input (second run: packs cached) loads none."""
     probe = (
         "import sys, io, contextlib; sys.argv = ['rankautopsy', 'diagnose', sys.argv[1], '-f', 'json']\n"
         "from rankautopsy.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
         "    try:\n        main()\n    except SystemExit:\n        pass\n"
         "assert '\"first_death\"' in out.getvalue()\n"
-        "unwanted = ('regex', 're2', '_hashlib', 'rich', 'yaml', 'typer')\n"
+        "unwanted = ('regex', 're2', 'hyperscan', '_hashlib', 'rich', 'yaml', 'typer')\n"
         "print(' '.join(m for m in sys.modules if m.split('.')[0] in unwanted))"
     )
     env = {**os.environ, "RANKAUTOPSY_CACHE_DIR": str(tmp_path)}

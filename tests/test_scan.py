@@ -22,7 +22,7 @@ from rankautopsy.pipeline import Options, diagnose
 from rankautopsy.render.json import render_json
 from rankautopsy.rulepacks.loader import load_rules
 from rankautopsy.scan import parallel, selection
-from rankautopsy.scan.engine import Engine, hyperscan, load_re2, make_engine
+from rankautopsy.scan.engine import SMALL_INPUT, Engine, load_hyperscan, load_re2, make_engine
 from rankautopsy.scan.matcher import Budget, CompiledRule, compile_rules, facts_of
 from rankautopsy.scan.prefilter import CASE_TWINS, Untranslatable, prefilter
 from rankautopsy.scan.selection import read_stream
@@ -35,8 +35,9 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SCENARIOS = sorted(p for p in FIXTURES.iterdir() if (p / "expected.yaml").is_file())
 RULES = compile_rules(load_rules())
 CTX = ClockContext(UTC, 2026)
-ENGINES = ["regex", *(["hyperscan"] if hyperscan is not None else []), *(["re2"] if load_re2() is not None else [])]
-needs_hyperscan = pytest.mark.skipif(hyperscan is None, reason="the hyperscan wheel is not installed here")
+HYPERSCAN = load_hyperscan()
+ENGINES = ["regex", "re"] + ["hyperscan"] * (HYPERSCAN is not None) + ["re2"] * (load_re2() is not None)
+needs_hyperscan = pytest.mark.skipif(HYPERSCAN is None, reason="the hyperscan wheel is not installed here")
 
 Found = set[tuple[str, int, str]]  # (rule id, line number, line text)
 
@@ -121,6 +122,7 @@ def _fixture_json(fixture: Path, monkeypatch: pytest.MonkeyPatch, **options: obj
 def test_engines_and_workers_agree_on_every_fixture(fixture: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     reference = _fixture_json(fixture, monkeypatch, engine="hyperscan", jobs=1)
     assert _fixture_json(fixture, monkeypatch, engine="regex", jobs=1) == reference
+    assert _fixture_json(fixture, monkeypatch, engine="re", jobs=1) == reference
     assert _fixture_json(fixture, monkeypatch, engine="hyperscan", jobs=2) == reference
     if load_re2() is not None:
         assert _fixture_json(fixture, monkeypatch, engine="re2", jobs=1) == reference
@@ -133,6 +135,18 @@ def test_an_engine_can_be_forced_and_an_unknown_one_is_refused(monkeypatch: pyte
     monkeypatch.setenv("RANKAUTOPSY_ENGINE", "pcre")
     with pytest.raises(ValueError, match="unknown scan engine"):
         make_engine(RULES)
+
+
+@needs_hyperscan
+def test_a_small_input_is_scanned_by_the_stdlib_engine_unless_one_is_forced(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RANKAUTOPSY_ENGINE", raising=False)
+    assert make_engine(RULES, size=0).name == "re"
+    assert make_engine(RULES, size=SMALL_INPUT).name == "re"
+    assert make_engine(RULES, size=SMALL_INPUT + 1).name == "hyperscan"
+    assert make_engine(RULES).name == "hyperscan"
+    assert make_engine(RULES, "hyperscan", size=10).name == "hyperscan"
+    monkeypatch.setenv("RANKAUTOPSY_ENGINE", "regex")
+    assert make_engine(RULES, size=10).name == "regex"
 
 
 @pytest.mark.parametrize("engine", ENGINES)

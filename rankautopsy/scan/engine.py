@@ -1,15 +1,19 @@
 """Bulk candidate finding: every rule's byte-level prefilter over big chunks of raw bytes at once.
 
-Two engines give the same answer (a test runs both on every fixture):
+Four engines give the same answer (a test runs each on every fixture):
 
 - `HyperscanEngine`: all prefilters in one Hyperscan database per stream kind, scanned in C; Python
   sees only the matches. Used when the `hyperscan` wheel is importable (it has none for Linux aarch64).
+- `Re2Engine`: where Hyperscan is missing, the prefilters as one RE2 alternation and one RE2 set.
 - `RegexEngine`: the same prefilters as `regex` bytes patterns, one rule at a time, each on the lines
-  that hold one of its required literals.
+  that hold one of its required literals (where neither wheel is installed).
+- `ReEngine`: `RegexEngine`'s design with the stdlib `re`, for an input of at most `SMALL_INPUT`
+  bytes in all, where importing Hyperscan and loading its database take longer than the scan.
 
-`RANKAUTOPSY_ENGINE=regex` (or `hyperscan`) forces one. A rule without a byte-level prefilter (a pattern
-the stdlib parser cannot read) is matched by its own regex over the decoded chunk, in both engines.
-A match is reported as `(offset, rule index)`, the offset of a byte inside the line it matched in.
+`RANKAUTOPSY_ENGINE=hyperscan` (or `re2`, `regex`, `re`) forces one. A rule without a byte-level
+prefilter (a pattern the stdlib parser cannot read) is matched by its own regex over the decoded
+chunk, in every engine. A match is reported as `(offset, rule index)`, the offset of a byte inside the
+line it matched in.
 """
 
 from __future__ import annotations
@@ -28,16 +32,21 @@ from rankautopsy.scan.matcher import Budget, CompiledRule
 from rankautopsy.sources.prefixes import Taught
 
 
-def _import_hyperscan() -> Any:
+@functools.cache
+def load_hyperscan() -> Any:
+    """Hyperscan, imported only where it scans (its import and a database load cost more than the
+    stdlib engine takes on a small input): None when no wheel is installed (Linux aarch64, musl)."""
     try:
         return importlib.import_module("hyperscan")
-    except ImportError:  # no wheel for this platform (Linux aarch64, musl)
+    except ImportError:
         return None
 
 
-hyperscan: Any = _import_hyperscan()
-
 ENGINE_ENV = "RANKAUTOPSY_ENGINE"
+ENGINES = ("hyperscan", "re2", "regex", "re")
+# Up to this many bytes in all, the stdlib engine scans: on a 17 KB fixture it saves ~20 ms of a 0.22 s
+# diagnosis (Hyperscan's import and database load); on 135 KB of NCCL_DEBUG=INFO logs the two were level.
+SMALL_INPUT = 64 << 10
 # The bytes `sanitize.clean` deletes (C0 controls but TAB, LF and CR; DEL; C1 controls in UTF-8):
 # a line with one may match only once cleaned, so it is rescanned cleaned.
 DIRTY = rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\xc2[\x80-\x9f]"
@@ -119,10 +128,8 @@ class RegexEngine(Engine):
     name = "regex"
 
     def __init__(self, rules: Sequence[CompiledRule]) -> None:
-        import regex  # the fallback's own engine: not loaded where Hyperscan or RE2 scans
-
         super().__init__(rules)
-        self._patterns = {r.index: regex.compile(r.prefilter) for r in rules if r.prefilter is not None}
+        self._patterns = {r.index: self._pattern(r) for r in rules if r.prefilter is not None}
         self._literals = {r.index: r.literals for r in rules if r.prefilter is not None}
 
     def _find(self, data: Data, rules: list[CompiledRule], budget: Budget) -> tuple[list[Match], list[CompiledRule]]:
@@ -140,17 +147,37 @@ class RegexEngine(Engine):
             out += search(None) if compiled.rule.builtin else budget.run(compiled, search) or []
         return out, []
 
+    def _pattern(self, compiled: CompiledRule) -> Any:
+        import regex  # the fallback's own engine: not loaded where another scans
+
+        return regex.compile(compiled.prefilter)
+
+
+class ReEngine(RegexEngine):
+    """For a small input: the fallback's design with the stdlib `re`, whose compiled programs
+    `recache` keeps, for the built-in rules (a user's rule, which needs a time bound, keeps `regex`)."""
+
+    name = "re"
+
+    def _pattern(self, compiled: CompiledRule) -> Any:
+        return recache.compile(compiled.prefilter) if compiled.rule.builtin else super()._pattern(compiled)
+
 
 def _one_per_line(data: bytes, pattern: Any, index: int, timeout: float | None) -> list[Match]:
     """A pattern's matches, at most one per line: after a match the search goes on at the next line."""
     out: list[Match] = []
     pos = 0
-    while (m := pattern.search(data, pos, timeout=timeout)) is not None:
+    while (m := _search(pattern, data, pos, len(data), timeout)) is not None:
         out.append((m.end() - 1, index))
         pos = data.find(b"\n", m.end() - 1) + 1
         if pos == 0:
             break
     return out
+
+
+def _search(pattern: Any, data: bytes, start: int, end: int, timeout: float | None) -> Any:
+    """A `regex` or an `re` pattern's search (only `regex` takes a time bound, given for user rules)."""
+    return pattern.search(data, start, end) if timeout is None else pattern.search(data, start, end, timeout=timeout)
 
 
 def _on_lines(
@@ -169,7 +196,7 @@ def _on_lines(
     out: list[Match] = []
     for start in sorted(lines):
         end = data.find(b"\n", start)  # the line feed is searched too: a prefilter's `$` is one
-        if (m := pattern.search(data, start, len(data) if end < 0 else end + 1, timeout=timeout)) is not None:
+        if (m := _search(pattern, data, start, len(data) if end < 0 else end + 1, timeout)) is not None:
             out.append((m.end() - 1, index))
     return out
 
@@ -215,6 +242,7 @@ class _Compiled:
 @functools.cache
 def _database(patterns: tuple[bytes, ...], ids: tuple[int, ...]) -> _Compiled:
     """A compiled database, from the on-disk cache when the same one was compiled before."""
+    hyperscan = load_hyperscan()
     key = cache.key_of(hyperscan.__version__, repr((patterns, ids)))
     if (cached := _load(key)) is not None:
         return cached
@@ -230,6 +258,7 @@ def _database(patterns: tuple[bytes, ...], ids: tuple[int, ...]) -> _Compiled:
 
 
 def _compile(patterns: Sequence[bytes], ids: Sequence[int], flags: Sequence[int]) -> Any:
+    hyperscan = load_hyperscan()
     db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     db.compile(expressions=list(patterns), ids=list(ids), flags=list(flags))
     return db
@@ -237,6 +266,7 @@ def _compile(patterns: Sequence[bytes], ids: Sequence[int], flags: Sequence[int]
 
 def _flag(pattern: bytes) -> int | None:
     """How Hyperscan takes a pattern: exactly (0), approximately (its prefilter mode), or not (None)."""
+    hyperscan = load_hyperscan()
     for flag in (0, int(hyperscan.HS_FLAG_PREFILTER)):
         try:
             _compile([pattern], [0], [flag])
@@ -247,6 +277,7 @@ def _flag(pattern: bytes) -> int | None:
 
 
 def _load(key: str) -> _Compiled | None:
+    hyperscan = load_hyperscan()
     body = cache.read("hs", key)
     if body is None:
         return None
@@ -262,6 +293,7 @@ def _load(key: str) -> _Compiled | None:
 
 
 def _store(key: str, compiled: _Compiled) -> None:
+    hyperscan = load_hyperscan()
     body = hyperscan.dumpb(compiled.db) if compiled.db is not None else b""
     cache.write("hs", key, ",".join(map(str, sorted(compiled.refused))).encode() + b"\n" + body)
 
@@ -370,13 +402,16 @@ class _Re2Rules:
     refused: frozenset[int]  # indexes of the rules whose prefilter RE2 cannot compile
 
 
-def make_engine(rules: Sequence[CompiledRule], name: str | None = None) -> Engine:
-    """The engine to use: `name`, else $RANKAUTOPSY_ENGINE, else Hyperscan when it is installed."""
+def make_engine(rules: Sequence[CompiledRule], name: str | None = None, size: int | None = None) -> Engine:
+    """The engine to use: `name`, else $RANKAUTOPSY_ENGINE, else the stdlib one for an input of at
+    most SMALL_INPUT bytes in all (`size`), else Hyperscan when it is installed, else RE2."""
     wanted = (name or os.environ.get(ENGINE_ENV) or "").strip().lower()
-    if wanted not in ("", "hyperscan", "re2", "regex"):
-        raise ValueError(f"unknown scan engine {wanted!r} (hyperscan, re2 or regex)")
+    if wanted not in ("", *ENGINES):
+        raise ValueError(f"unknown scan engine {wanted!r} ({', '.join(ENGINES[:-1])} or {ENGINES[-1]})")
+    if wanted == "re" or (not wanted and size is not None and size <= SMALL_INPUT):
+        return ReEngine(rules)
     if wanted == "regex" or (wanted == "re2" and load_re2() is None):
         return RegexEngine(rules)
-    if wanted == "re2" or (hyperscan is None and load_re2() is not None):
+    if wanted == "re2" or (load_hyperscan() is None and load_re2() is not None):
         return Re2Engine(rules)
-    return HyperscanEngine(rules) if hyperscan is not None else RegexEngine(rules)
+    return HyperscanEngine(rules) if load_hyperscan() is not None else RegexEngine(rules)
