@@ -10,7 +10,6 @@ diagnosis's start); anything else, and anything `quick` is not sure of, goes to 
 import os
 import signal
 import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import IntEnum
@@ -66,10 +65,11 @@ _STOPS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
 @contextmanager
 def _signals() -> Iterator[None]:
     """Stops raise `_Stopped`; a closed stdout (`| head`) ends the process quietly, as it ends `cat`."""
-    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
+    try:
+        previous = {signum: signal.signal(signum, _stop) for signum in _STOPS}
+    except ValueError:  # not the main thread, the only one that may set handlers
         yield
         return
-    previous = {signum: signal.signal(signum, _stop) for signum in _STOPS}
     if hasattr(signal, "SIGPIPE"):
         previous[signal.SIGPIPE] = signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     try:

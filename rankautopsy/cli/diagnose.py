@@ -7,7 +7,6 @@ the pipeline, rich and the renderers inside its functions, only when they are us
 
 import os
 import sys
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import IO, TYPE_CHECKING
@@ -156,6 +155,8 @@ def progress(quiet: bool, delay: float = 0.5) -> Iterator[_Display | None]:
     if quiet or not sys.stderr.isatty():
         yield None
         return
+    import threading
+
     display = _Display()
     timer = threading.Timer(delay, display.bar.start)
     timer.start()

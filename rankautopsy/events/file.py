@@ -10,12 +10,9 @@ record of the wrong shape is an EventFileError naming the line, never a crash fu
 from __future__ import annotations
 
 import contextlib
-import gzip
 import io
 import json
 import os
-import tempfile
-import zlib
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -50,6 +47,9 @@ def is_event_file(head: bytes) -> bool:
 
 def write(collected: Collected, target: Path) -> int:
     """Write atomically: a temporary file in the target's directory, renamed over it. Returns the bytes."""
+    import gzip
+    import tempfile  # both only where event files are written or read: a diagnosis loads neither
+
     directory = target.parent if str(target.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
     try:
@@ -114,6 +114,8 @@ def _dump(record: dict[str, Any]) -> str:
 
 def read(path: Path | None, data: Data | None, display: str) -> Collected:
     """An event file (a path, or bytes piped in) back into what its node collected."""
+    import zlib
+
     try:
         return _parse(_records(path, data), display)
     except Corrupt as exc:
@@ -124,6 +126,8 @@ def read(path: Path | None, data: Data | None, display: str) -> Collected:
 
 
 def _records(path: Path | None, data: Data | None) -> Iterator[tuple[int, Any]]:
+    import gzip
+
     raw = io.BufferedReader(raw_stream(path, data))
     with raw:
         magic = raw.read(2)
