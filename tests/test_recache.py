@@ -100,6 +100,31 @@ def test_a_damaged_entry_is_no_entry(fresh: Path, damage: object) -> None:
     assert recache.compile(pattern).fullmatch("3/8").groupdict() == {"rank": "3", "world": "8"}
 
 
+def test_an_entry_past_its_bound_keeps_only_the_programs_a_run_used(
+    fresh: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(recache, "MAX_KEPT", 5)
+    for n in range(5):
+        recache.compile(f"old{n}")
+    next_run()
+    assert len(recache._loaded()) == 5  # at the bound: nothing is cut
+    recache._used.clear()
+    recache.compile("old1")
+    recache.compile("new")  # the sixth
+    next_run()
+    assert sorted(k[1] for k in recache._loaded()) == ["new", "old1"]
+    monkeypatch.setattr(recache, "MAX_KEPT", 1)
+    recache._used.clear()
+    recache._programs = None  # a new run
+    monkeypatch.setattr(recache, "_added", False)
+    registered: list[object] = []
+    monkeypatch.setattr(recache.atexit, "register", lambda *args: registered.append(args))
+    recache.compile("new")  # nothing added, but the entry read is past the bound: cut at exit
+    assert registered == [(recache._save, os.getpid())]
+    next_run()
+    assert [k[1] for k in recache._loaded()] == ["new"]
+
+
 def test_no_cache_at_all_still_compiles(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(cache.CACHE_ENV, "off")
     monkeypatch.setattr(recache, "_programs", None)
