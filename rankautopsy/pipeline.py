@@ -226,7 +226,7 @@ def _scan_all(
 ) -> list[Scanned | None]:
     """Each stream read and turned into events, in worker processes when the input is big."""
     jobs = [_job(s, options, year) for s in sources if s.kind is not StreamKind.ERROR_JSON]
-    engine = make_engine(rules, options.engine, sum(job.source.size for job in jobs))
+    engine = make_engine(rules, options.engine, _scanned_bytes(jobs))
     engine.taught = taught
     engine.prepare({job.source.kind for job in jobs})
     local = [job for job in jobs if job.source.path is None]  # piped in: already in this process
@@ -240,6 +240,11 @@ def _scan_all(
     done.update((id(job), run_all([job], work, 1, _size, told)[0]) for job in local)
     by_source = {id(job.source): done[id(job)] for job in jobs}
     return [by_source.get(id(s)) for s in sources]
+
+
+def _scanned_bytes(jobs: Sequence[_Job]) -> int | None:
+    """The bytes the scan will read, when the sizes on disk tell (not for a compressed input)."""
+    return None if any(job.source.compressed for job in jobs) else sum(job.source.size for job in jobs)
 
 
 def _size(job: _Job) -> int:

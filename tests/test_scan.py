@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rankautopsy.errors import InputError
-from rankautopsy.model import Effect, Role, StreamKind
+from rankautopsy.model import Cause, Effect, Role, StreamKind
 from rankautopsy.pipeline import Options, diagnose
 from rankautopsy.render.json import render_json
 from rankautopsy.rulepacks.loader import load_rules
@@ -147,6 +147,36 @@ def test_a_small_input_is_scanned_by_the_stdlib_engine_unless_one_is_forced(monk
     assert make_engine(RULES, "hyperscan", size=10).name == "hyperscan"
     monkeypatch.setenv("RANKAUTOPSY_ENGINE", "regex")
     assert make_engine(RULES, size=10).name == "regex"
+
+
+@needs_hyperscan
+def test_a_compressed_input_is_not_taken_for_small_by_its_size_on_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Logs shrink ten times and more in gzip: its size on disk does not bound the bytes to scan."""
+    from rankautopsy import pipeline
+
+    monkeypatch.delenv("RANKAUTOPSY_ENGINE", raising=False)
+    chosen: list[str] = []
+
+    def recording(*args: object, **kwargs: object) -> Engine:
+        engine = make_engine(*args, **kwargs)  # type: ignore[arg-type]
+        chosen.append(engine.name)
+        return engine
+
+    monkeypatch.setattr(pipeline, "make_engine", recording)
+    text = (FIXTURES / "torchrun-raise-rank2" / "logs" / "console.log").read_bytes()
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "console.log").write_bytes(text)
+    (tmp_path / "packed").mkdir()
+    (tmp_path / "packed" / "console.log.gz").write_bytes(gzip.compress(text))
+    deaths = [
+        diagnose(Options(paths=[str(tmp_path / name)], tz=UTC)).verdict.first_death for name in ("plain", "packed")
+    ]
+    assert chosen == ["re", "hyperscan"]
+    assert [(d.rank, d.cause, d.rule) for d in deaths if d is not None] == [
+        (2, Cause.PYTHON_EXCEPTION, "python.traceback")
+    ] * 2
 
 
 @pytest.mark.parametrize("engine", ENGINES)

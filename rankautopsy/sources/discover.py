@@ -58,6 +58,7 @@ class Source:
     year: int | None = None  # the year of the first full date in its head
     size: int = 0  # bytes on disk (or piped in)
     host: str | None = None  # the host a kernel log is from, when given (`--dmesg HOST=FILE`)
+    compressed: bool = False  # gzip, xz, ... : `size` says little of the bytes to scan
 
     def read_text(self, limit: int = 16 * 1024**2) -> str:
         """The whole text of a small input (torchrun's error.json), at most `limit` bytes of it: a forged
@@ -264,7 +265,8 @@ def _source(
     if looks_binary(text[:SNIFF].encode("utf-8", "replace")):
         return SkippedInput(display, "binary: not a text log")
     kind = kind or classify(display, text, where)
-    return Source(display, kind, path, data, where, data is not None, head.problem, _year(text), size)
+    live = data is not None
+    return Source(display, kind, path, data, where, live, head.problem, _year(text), size, compressed=head.compressed)
 
 
 def _has_text(path: Path | None, data: Data | None, skip: int) -> bool:
