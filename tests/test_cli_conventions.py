@@ -496,6 +496,42 @@ def test_a_stop_ends_the_workers_and_leaves_no_temp_files(
     assert [p.name for p in Path(temporary_cache).iterdir() if p.name.endswith(".tmp")] == []
 
 
+DROPPED_STOP = """
+import os, signal, sys, time, weakref
+from rankautopsy import cli
+
+class Locked:
+    pass
+
+try:
+    with cli._signals():
+        held = Locked()
+        # a weakref callback, where Python drops what a handler raises (as it does in the import lock's clean-up)
+        ref = weakref.ref(held, lambda _ref: os.kill(os.getpid(), signal.SIGTERM))
+        del held
+        {after}
+    print("ran on")
+except cli._Stopped as stop:
+    print("stopped", stop.signum)
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs POSIX timers")
+@pytest.mark.parametrize("after", ["time.sleep(30)", "sum(range(10))"], ids=["mid-run", "at-the-end"])
+def test_a_stop_that_python_drops_is_raised_again(after: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", DROPPED_STOP.format(after=after)], capture_output=True, timeout=60, check=False
+    )
+    assert (done.stdout, done.stderr) == (b"stopped 15\n", b"")
+
+
+def test_other_dropped_exceptions_are_still_reported() -> None:
+    script = DROPPED_STOP.replace("os.kill(os.getpid(), signal.SIGTERM)", "1 / 0").format(after="pass")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60, check=False)
+    assert done.stdout == b"ran on\n"
+    assert b"Exception ignored" in done.stderr and b"ZeroDivisionError" in done.stderr
+
+
 @needs_proc
 def test_the_progress_display_shows_files_and_bytes_and_is_cleared_on_sigterm(
     big_input: Path, frozen_workers: list[int]

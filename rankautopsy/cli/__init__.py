@@ -47,7 +47,13 @@ def __getattr__(name: str) -> "Typer":
 # ---- one exit path: statuses, one-line errors, signals ----
 
 
-class _Stopped(BaseException):
+class _Unwind(BaseException):
+    """Raised by a signal handler to unwind the run: a BaseException, so that no `except Exception` on the way
+    swallows it. Python drops one raised where it cannot propagate (a weakref callback, a `__del__`, the
+    import system's lock clean-up); `_redeliver` raises it again a moment later."""
+
+
+class _Stopped(_Unwind):
     """SIGINT, SIGTERM or SIGHUP: unwind (workers, progress display, temp files), then die of it."""
 
     def __init__(self, signum: int) -> None:
@@ -62,6 +68,9 @@ def _stop(signum: int, frame: FrameType | None) -> None:
 _STOPS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 
+REDELIVERY = 0.01  # seconds: long enough to have left the frame that dropped the exception
+
+
 @contextmanager
 def _signals() -> Iterator[None]:
     """Stops raise `_Stopped`; a closed stdout (`| head`) ends the process quietly, as it ends `cat`."""
@@ -72,11 +81,41 @@ def _signals() -> Iterator[None]:
         return
     if hasattr(signal, "SIGPIPE"):
         previous[signal.SIGPIPE] = signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    if hasattr(signal, "SIGALRM"):
+        previous[signal.SIGALRM] = signal.getsignal(signal.SIGALRM)
+    hook, sys.unraisablehook = sys.unraisablehook, _redeliver
     try:
         yield
+        _raise_dropped()  # dropped so late that the timer has not fired yet
     finally:
+        sys.unraisablehook = hook
+        if _dropped:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            _dropped.clear()
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+
+
+_dropped: list[_Unwind] = []  # the one waiting for its timer
+
+
+def _redeliver(unraisable: "sys.UnraisableHookArgs") -> None:
+    """An `_Unwind` that Python could not raise comes here instead of unwinding the run: raise it again from
+    a short timer (SIGALRM), in whatever frame the main thread has reached by then."""
+    exc = unraisable.exc_value
+    if not isinstance(exc, _Unwind) or not hasattr(signal, "setitimer"):
+        sys.__unraisablehook__(unraisable)
+        return
+    _dropped.append(exc)
+    signal.signal(signal.SIGALRM, _raise_dropped)
+    signal.setitimer(signal.ITIMER_REAL, REDELIVERY)
+
+
+def _raise_dropped(signum: int | None = None, frame: FrameType | None = None) -> None:
+    if _dropped:
+        exc = _dropped.pop()
+        _dropped.clear()
+        raise exc
 
 
 def _die_of(signum: int) -> NoReturn:

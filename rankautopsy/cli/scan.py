@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from rankautopsy.cli import _Unwind
 from rankautopsy.errors import RankautopsyError
 
 if TYPE_CHECKING:
@@ -164,8 +165,8 @@ def _scan(
         raise InputError(f"cannot write the event file: {exc.strerror or exc}", path=output) from None
 
 
-class _Expired(BaseException):
-    """Raised by the timer: a BaseException, so that no `except Exception` on the way swallows it."""
+class _Expired(_Unwind):
+    """Raised by the --timeout timer."""
 
 
 @contextmanager
