@@ -8,6 +8,8 @@ from datetime import UTC
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from rankautopsy.model import Cause, Outcome
 from rankautopsy.pipeline import Options, diagnose
@@ -67,6 +69,23 @@ def test_a_line_end_anchor_is_kept_in_the_prefilter(pattern: str, line: bytes, m
     import regex
 
     assert (regex.search(prefilter(pattern), line) is not None) is matches
+
+
+def test_a_gap_before_the_line_end_is_split_off_so_the_line_end_is_searched_with_the_literal() -> None:
+    """`[0]:` is on every line of a log prefixed `[default0]:`; `[0]:\\n` is not."""
+    split = prefilter(r"^[ \t]*\[(?P<idx>[0-9]+)\]:[ \t]*$")
+    assert split.startswith(b"(?:\\x5b[0-9]+\\x5d\\x3a[\\x0a\\x0d]|")
+    assert prefilter(r"[ \t]*$") == b"[\\x0a\\x0d]"  # nothing in front to search with: unchanged
+
+
+@given(st.text(alphabet="[]:05 \tx\r\n", max_size=24))
+def test_the_split_gap_selects_the_same_lines(line: str) -> None:
+    import regex
+
+    joined = rb"\x5b[0-9]+\x5d\x3a[\x09\x20]*[\x0a\x0d]"
+    split = prefilter(r"^[ \t]*\[(?P<idx>[0-9]+)\]:[ \t]*$")
+    data = line.encode() + b"\n"
+    assert (regex.search(split, data) is None) is (regex.search(joined, data) is None)
 
 
 def test_a_large_repeat_bound_is_dropped_from_the_prefilter() -> None:

@@ -86,7 +86,16 @@ LINE_END = Chars(frozenset({0x0A, 0x0D}))
 
 def prefilter(pattern: str, *, ignorecase: bool = False) -> bytes:
     """The byte-level superset of a rule pattern; raises `Untranslatable`."""
-    return _emit(superset(pattern, ignorecase=ignorecase)).encode("ascii")
+    return _emit(_split_end_gap(superset(pattern, ignorecase=ignorecase))).encode("ascii")
+
+
+def _split_end_gap(seq: Seq) -> Seq:
+    """`x[ \t]*$` written `x$|x[ \t]+$`: Hyperscan then searches for `x` with the line end, where `x` alone
+    may be on every line (`[0]:` of torchrun's table, under a `[default0]:` prefix: 1.6x slower scans)."""
+    *body, gap, end = seq.items if len(seq.items) >= 2 else (None, None)
+    if end != LINE_END or not isinstance(gap, Rep) or gap.lo != 0 or not body:
+        return seq
+    return Seq((Alt((Seq((*body, end)), Seq((*body, Rep(gap.item, 1, gap.hi), end)))),))
 
 
 def superset(pattern: str, *, ignorecase: bool = False) -> Seq:
