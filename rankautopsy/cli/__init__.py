@@ -10,7 +10,7 @@ diagnosis's start); anything else, and anything `quick` is not sure of, goes to 
 import os
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import IntEnum
 from types import FrameType
@@ -84,9 +84,11 @@ def _signals() -> Iterator[None]:
     if hasattr(signal, "SIGALRM"):
         previous[signal.SIGALRM] = signal.getsignal(signal.SIGALRM)
     hook, sys.unraisablehook = sys.unraisablehook, _redeliver
+    _passed_on[:] = [hook]
     try:
         yield
-        _raise_dropped()  # dropped so late that the timer has not fired yet
+        if _dropped and isinstance(_dropped[-1], _Stopped):  # dropped so late that its timer has not fired
+            _raise_dropped()
     finally:
         sys.unraisablehook = hook
         if _dropped:
@@ -97,6 +99,7 @@ def _signals() -> Iterator[None]:
 
 
 _dropped: list[_Unwind] = []  # the one waiting for its timer
+_passed_on: list[Callable[["sys.UnraisableHookArgs"], object]] = []  # the hook before ours, for the rest
 
 
 def _redeliver(unraisable: "sys.UnraisableHookArgs") -> None:
@@ -104,7 +107,7 @@ def _redeliver(unraisable: "sys.UnraisableHookArgs") -> None:
     a short timer (SIGALRM), in whatever frame the main thread has reached by then."""
     exc = unraisable.exc_value
     if not isinstance(exc, _Unwind) or not hasattr(signal, "setitimer"):
-        sys.__unraisablehook__(unraisable)
+        (_passed_on or [sys.__unraisablehook__])[0](unraisable)
         return
     _dropped.append(exc)
     signal.signal(signal.SIGALRM, _raise_dropped)
