@@ -37,7 +37,7 @@ from rankautopsy.rulepacks.loader import load_rules
 from rankautopsy.rulepacks.remediation import load_remediation
 from rankautopsy.scan.engine import Engine, make_engine
 from rankautopsy.scan.matcher import CompiledRule, compile_rule, compile_rules
-from rankautopsy.scan.parallel import run_all, worker_count
+from rankautopsy.scan.parallel import run_all, spare_core, worker_count
 from rankautopsy.scan.selection import read_stream
 from rankautopsy.sources.clocks import ClockContext, live_boot_time, live_uptime, local_zone
 from rankautopsy.sources.discover import Source, damaged, discover
@@ -232,12 +232,13 @@ def _scan_all(
     local = [job for job in jobs if job.source.path is None]  # piped in: already in this process
     files = [job for job in jobs if job.source.path is not None]
     workers = worker_count([job.source.size for job in files], options.jobs)
-    work = functools.partial(_scan_job, rules=rules, engine=engine)
+    work = functools.partial(_scan_job, rules=rules, engine=engine, spare=spare_core(workers))
     if options.planned is not None:
         options.planned([job.source.size for job in jobs])
     told = None if options.progress is None else functools.partial(_told, options.progress)
     done = dict(zip(map(id, files), run_all(files, work, workers, _size, told), strict=True))
-    done.update((id(job), run_all([job], work, 1, _size, told)[0]) for job in local)
+    alone = functools.partial(_scan_job, rules=rules, engine=engine, spare=spare_core(1))
+    done.update((id(job), run_all([job], alone, 1, _size, told)[0]) for job in local)
     by_source = {id(job.source): done[id(job)] for job in jobs}
     return [by_source.get(id(s)) for s in sources]
 
@@ -264,10 +265,10 @@ def _job(source: Source, options: Options, year: int) -> _Job:
     return _Job(source, ClockContext(tz=options.tz, year=year, boot_time=boot), note)
 
 
-def _scan_job(job: _Job, rules: list[CompiledRule], engine: Engine) -> Scanned:
+def _scan_job(job: _Job, rules: list[CompiledRule], engine: Engine, spare: bool = False) -> Scanned:
     """One stream's events: read it once, build the events of its hits, thin its progress."""
     try:
-        read = read_stream(job.source, job.ctx, engine)
+        read = read_stream(job.source, job.ctx, engine, spare_core=spare)
     except OSError as exc:  # gone or unreadable since it was found
         return Scanned(Stream(job.source), [], [], f"unreadable: {exc.strerror or exc}")
     notes = [job.note] if job.note else []

@@ -5,8 +5,10 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import importlib.util
+import io
 import json
 import os
+import threading
 import time
 from datetime import UTC
 from pathlib import Path
@@ -741,3 +743,72 @@ def test_a_head_is_found_to_have_stamps_alone_as_a_line_by_line_search_finds(sam
     tails = any(lines_module._ENDS_IN_STAMP.search(line[-48:]) for line in sample)
     alone = any(lines_module._STAMP_ONLY.match(strip_prefixes(clean(line))[0]) for line in sample)
     assert parser._stamps_alone() == (tails and alone)
+
+
+# ---- the bulk scan beside the line count ----
+
+
+def _big_log(path: Path) -> Path:
+    """Over WHOLE_BYTES, with hits in many chunks: identity lines, repeated OOMs, a traceback at the end."""
+    block = _log(
+        [
+            *_steps(40_000),
+            "node0:1:2 [0] NCCL INFO cudaDriverVersion 12040",
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+        ]
+    )
+    path.write_bytes(block * (3 * selection.WHOLE_BYTES // len(block) + 1) + _log(TRACEBACK))
+    return path
+
+
+@needs_hyperscan
+def test_the_scan_ahead_of_the_line_count_finds_what_the_scan_after_it_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = _source(_big_log(tmp_path / "rank_3.log"))
+    assert source is not None and source.size > selection.WHOLE_BYTES
+    engine = _engine("hyperscan")
+    scanned: list[int] = []
+    make = type(engine).scan_ahead
+
+    def counted(self: Engine, kind: StreamKind, budget: Budget) -> object:
+        ahead = make(self, kind, budget)
+        assert ahead is not None
+        return lambda region: (scanned.append(len(region)), ahead(region))[1]
+
+    big_in_main: list[int] = []
+    scan = type(engine)._find
+
+    def watched(self: Engine, data: bytes, rules: list[CompiledRule], budget: Budget) -> object:
+        if threading.current_thread() is threading.main_thread() and len(data) >= read.AHEAD_BYTES:
+            big_in_main.append(len(data))
+        return scan(self, data, rules, budget)
+
+    monkeypatch.setattr(type(engine), "scan_ahead", counted)
+    monkeypatch.setattr(type(engine), "_find", watched)
+    beside = read_stream(source, CTX, engine, spare_core=True)
+    assert big_in_main == []  # every big chunk's bulk scan came from the thread
+    scanned_beside = list(scanned)
+    after = read_stream(source, CTX, engine)  # no spare core: scanned after the count
+    assert scanned == scanned_beside
+    assert sum(scanned_beside) > source.size // 2 and len(scanned_beside) >= 3  # chunks scanned beside the count
+    assert [(h.rule.rule.id, h.index, h.facts) for h in beside.hits] == [
+        (h.rule.rule.id, h.index, h.facts) for h in after.hits
+    ]
+    assert beside.stream.texts == after.stream.texts and beside.stream.lines_read == after.stream.lines_read
+    assert {h.rule.rule.id for h in beside.hits} >= {"pytorch.cuda-oom", "python.traceback"}
+
+
+def test_the_reader_hands_each_chunk_what_ahead_made_of_its_bytes_and_raises_what_it_raised() -> None:
+    data = b"".join(b"line %d of the log\n" % i for i in range(400_000))
+    chunks = read.ChunkReader(io.BytesIO(data), ahead=bytes)
+    seen = [(c.ahead, bytes(c.buf[c.start : c.end]), c.lines) for c in chunks]
+    assert sum(lines for _, _, lines in seen) == 400_000
+    assert all(made == raw for made, raw, _ in seen if made is not None)
+    assert sum(len(raw) for made, raw, _ in seen if made is not None) > len(data) // 2
+
+    def fails(region: memoryview) -> object:
+        raise LookupError("in the scanning thread")
+
+    with pytest.raises(LookupError, match="scanning thread"):
+        list(read.ChunkReader(io.BytesIO(data), ahead=fails))

@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import importlib
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from rankautopsy import cache, recache
@@ -58,6 +58,15 @@ Match = tuple[int, int]  # (offset of a byte of the matching line, rule index)
 Data = memoryview | bytes | bytearray
 
 
+@record
+class Ahead:
+    """A bulk scan made before `find` asked for it (`Engine.scan_ahead`)."""
+
+    rules: tuple[int, ...]  # the rules scanned for
+    found: list[Match]
+    refused: list[CompiledRule]  # rules the engine could not scan
+
+
 class Engine:
     """Finds candidate lines; subclasses scan the rules that have a byte-level prefilter."""
 
@@ -69,12 +78,18 @@ class Engine:
         self.taught: tuple[Taught, ...] = ()  # the patterns of `prefix` rules, stripped from every line
         self._choices: dict[tuple[StreamKind, bool], tuple[list[CompiledRule], list[CompiledRule]]] = {}
 
-    def find(self, data: Data, kind: StreamKind, budget: Budget, *, sampled: bool = False) -> list[Match]:
-        """Every match of the kind's rules (the sampled progress rules, or all others) in `data`."""
+    def find(
+        self, data: Data, kind: StreamKind, budget: Budget, *, sampled: bool = False, ahead: Ahead | None = None
+    ) -> list[Match]:
+        """Every match of the kind's rules (the sampled progress rules, or all others) in `data`; `ahead`
+        is `scan_ahead`'s bulk scan of the same bytes, used when it was made for the same rules."""
         chosen, bulk = self._chosen(kind, sampled)
         if budget.timed_out:
             chosen, bulk = [r for r in chosen if budget.allows(r)], [r for r in bulk if budget.allows(r)]
-        found, refused = self._find(data, bulk, budget)
+        if ahead is not None and not sampled and ahead.rules == tuple(r.index for r in bulk):
+            found, refused = ahead.found, ahead.refused
+        else:
+            found, refused = self._find(data, bulk, budget)
         found = [(offset - (data[offset] == 0x0A), index) for offset, index in found]  # `$` ends at the \n
         found += self._last_line(data, bulk, budget)
         found += _text_matches(data, [r for r in chosen if r.prefilter is None] + refused, budget)
@@ -99,6 +114,17 @@ class Engine:
         tail = bytes(data[start:]) + b"\n"
         found, _ = self._find(tail, rules, budget)
         return [(min(start + offset, len(data) - 1), index) for offset, index in found]  # not on the added \n
+
+    def scan_ahead(self, kind: StreamKind, budget: Budget) -> Callable[[memoryview], Ahead] | None:
+        """What `find` scans first, as a function of a chunk's bytes that another thread may run while
+        this one counts the chunk's lines; None where the scan would hold the GIL (no overlap to gain)."""
+        return None
+
+    def _ahead(self, data: memoryview, kind: StreamKind, budget: Budget) -> Ahead:
+        _, bulk = self._chosen(kind, False)
+        bulk = [r for r in bulk if budget.allows(r)] if budget.timed_out else bulk
+        found, refused = self._find(data, bulk, budget)
+        return Ahead(tuple(r.index for r in bulk), found, refused)
 
     def prepare(self, kinds: Iterable[StreamKind]) -> None:
         """Compile now what scanning these kinds of streams needs (before worker processes fork)."""
@@ -205,6 +231,9 @@ class HyperscanEngine(Engine):
     """All prefilters of a stream kind in one Hyperscan block-mode database."""
 
     name = "hyperscan"
+
+    def scan_ahead(self, kind: StreamKind, budget: Budget) -> Callable[[memoryview], Ahead] | None:
+        return functools.partial(self._ahead, kind=kind, budget=budget)  # Hyperscan scans without the GIL
 
     def __init__(self, rules: Sequence[CompiledRule]) -> None:
         super().__init__(rules)

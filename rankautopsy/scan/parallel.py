@@ -55,6 +55,11 @@ def worker_count(sizes: Sequence[int], wanted: int | None = None) -> int:
     return max(1, min(len(sizes), _cores()))
 
 
+def spare_core(workers: int) -> bool:
+    """Whether `workers` processes leave a core free."""
+    return workers < _cores()
+
+
 def _cores() -> int:
     try:
         return len(os.sched_getaffinity(0))

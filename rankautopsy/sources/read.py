@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import field
 from pathlib import Path
 from typing import IO, Any, BinaryIO, Protocol
@@ -443,6 +443,14 @@ class Chunk:
     base: int = 0  # position in the stream of `buf[0]` (bytes after clipping long lines)
     lines: int = 0  # physical lines in `buf[start:end]`
     last: bool = False
+    ahead: object = None  # what the reader's `ahead` made of `buf[start:end]` while it counted the lines
+
+
+AHEAD_BYTES = 1 << 20  # chunks smaller than this are scanned after their lines are counted, not beside it
+
+
+def _count_lines(buf: bytearray, start: int, end: int) -> int:
+    return buf.count(b"\n", start, end) + (end > start and buf[end - 1] != 0x0A)
 
 
 FIRST_BUFFER = 256 * 1024  # a reader starts in this much and moves to CONTEXT + CHUNK if the input fills it
@@ -463,9 +471,16 @@ class ChunkReader:
     """Chunks of whole lines from a byte stream, in one buffer of CONTEXT + CHUNK bytes. A line longer
     than LONG_LINE keeps its head and its last `\\r`-separated piece; its middle is not read."""
 
-    def __init__(self, stream: Readable, chunk: int | None = None, context: int | None = None) -> None:
+    def __init__(
+        self,
+        stream: Readable,
+        chunk: int | None = None,
+        context: int | None = None,
+        ahead: Callable[[memoryview], object] | None = None,
+    ) -> None:
         chunk, context = chunk or CHUNK, context or CONTEXT  # read here: tests shrink them
         self._stream = stream
+        self._ahead = ahead
         self._context = context
         self._long = min(LONG_LINE, chunk // 2)
         self._size = context + chunk
@@ -492,14 +507,45 @@ class ChunkReader:
                     continue
                 filled, skipping = self._clip(start, filled)
                 continue  # read on to the line's end
-            lines = buf.count(b"\n", start, end) + (end > start and buf[end - 1] != 0x0A)
-            yield Chunk(buf, ctx, start, end, ctx_line, self.lines + 1, base, lines, last=eof)
+            lines, ahead = self._lines(buf, start, end)
+            yield Chunk(buf, ctx, start, end, ctx_line, self.lines + 1, base, lines, last=eof, ahead=ahead)
             self.lines += lines
             if eof:
                 return
             dropped, ctx_line = self._compact(ctx, end, filled)
             base += dropped
             ctx, start, filled = 0, end - dropped, filled - dropped
+
+    def _lines(self, buf: bytearray, start: int, end: int) -> tuple[int, object]:
+        """The physical lines of `buf[start:end]`, and `ahead` of those bytes, run in another thread while
+        this one counts: a scan that lets go of the GIL (Hyperscan) then overlaps with the count, which
+        does not, on a second core."""
+        if self._ahead is None or end - start < AHEAD_BYTES:
+            return _count_lines(buf, start, end), None
+        import threading
+
+        ahead, box, region = self._ahead, [], memoryview(buf)[start:end]
+        scanning = threading.Event()
+
+        def work() -> None:
+            scanning.set()
+            try:
+                box.append((True, ahead(region)))
+            except BaseException as exc:  # raised here, in the reading thread
+                box.append((False, exc))
+
+        thread = threading.Thread(target=work, name="rankautopsy-scan-ahead", daemon=True)
+        thread.start()
+        scanning.wait()  # the scan holds the GIL until it is in C: counting first would leave it waiting
+        try:
+            lines = _count_lines(buf, start, end)
+        finally:
+            thread.join()
+        region.release()
+        ok, value = box[0]
+        if not ok:
+            raise value  # type: ignore[misc]
+        return lines, value
 
     def _clip(self, start: int, filled: int) -> tuple[int, bool]:
         """Cut the middle out of a line too long for the buffer: keep its head up to a `\\r` and, read on
