@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import io
 import re
+from datetime import UTC
 from pathlib import Path, PurePath
 
 import pytest
@@ -14,7 +15,9 @@ from hypothesis import strategies as st
 from rankautopsy.errors import InputError
 from rankautopsy.model import StreamKind
 from rankautopsy.sources import prefixes
-from rankautopsy.sources.discover import classify, discover
+from rankautopsy.sources.clocks import ClockContext
+from rankautopsy.sources.discover import Source, classify, discover
+from rankautopsy.sources.lines import LineParser, unmark_pytest
 from rankautopsy.sources.prefixes import (
     Prefix,
     Profile,
@@ -407,3 +410,63 @@ def test_a_long_line_repeated_word_for_word_is_no_terminal_wrap() -> None:
     wrapped = [f"{n:03d} " + "x" * 76 for n in range(8)]  # distinct rows of one width, each cut mid-word
     raw = list(enumerate(line for row in wrapped for line in (row, "rest of that record")))
     assert len(unwrap(raw, Profile())) == len(wrapped)
+
+
+# ---- pytest's failure marker ----
+
+CTX = ClockContext(UTC, 2026)
+
+MARKED_REPORT = [
+    "    def test_all_reduce(self) -> None:",
+    ">       mp.spawn(_work, args=(4, 29533), nprocs=4, join=True)",
+    "E       torch.multiprocessing.spawn.ProcessRaisedException: ",
+    "E       ",
+    "E       -- Process 2 terminated with the following error:",
+    "E       Traceback (most recent call last):",
+    'E         File "/job/test_dist.py", line 14, in _work',
+    'E           raise ValueError(f"bad sample 4242 in shard {rank}")',
+    "E       ValueError: bad sample 4242 in shard 2",
+    "",
+    "/home/user/venv/lib/python3.11/site-packages/torch/multiprocessing/spawn.py:211: ProcessRaisedException",
+]
+
+
+def test_pytests_marker_comes_off_each_run_of_marked_lines_keeping_their_own_indent() -> None:
+    out = [text for _, text in unmark_pytest(list(enumerate(MARKED_REPORT)))]
+    assert out[:2] == MARKED_REPORT[:2] and out[9:] == MARKED_REPORT[9:]
+    assert out[2:9] == [
+        "torch.multiprocessing.spawn.ProcessRaisedException: ",
+        "",
+        "-- Process 2 terminated with the following error:",
+        "Traceback (most recent call last):",
+        '  File "/job/test_dist.py", line 14, in _work',
+        '    raise ValueError(f"bad sample 4242 in shard {rank}")',
+        "ValueError: bad sample 4242 in shard 2",
+    ]
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 8), st.text(alphabet="Ex:-(", max_size=10)), max_size=30),
+    st.sampled_from([3, 7, 11]),
+)
+def test_unmarking_takes_off_the_marker_and_the_indent_its_block_shares(block: list[tuple[int, str]], pad: int) -> None:
+    lines = [" " * indent + text for indent, text in block]
+    raw = list(
+        enumerate(
+            ["E" + " " * pad + line if text else "E" for line, (_, text) in zip(lines, block, strict=True)] + ["x"]
+        )
+    )
+    shared = min((indent for indent, text in block if text), default=0)
+    out = unmark_pytest(raw)
+    assert [n for n, _ in out] == [n for n, _ in raw]
+    assert [t for _, t in out] == [
+        line[shared:] if text else "" for line, (_, text) in zip(lines, block, strict=True)
+    ] + ["x"]
+
+
+def test_a_stream_is_a_pytest_report_by_its_banner_or_by_marked_lines() -> None:
+    source = Source("pytest.log", StreamKind.CONSOLE)
+    banner = ["=" * 29 + " test session starts " + "=" * 30, "platform linux -- Python 3.11.7"]
+    assert LineParser(source, CTX, banner).pytest
+    assert LineParser(source, CTX, MARKED_REPORT).pytest
+    assert not LineParser(source, CTX, ["E1203 13:54:11.894 glog line", "Error: E   x", "E"] * 5).pytest

@@ -92,6 +92,11 @@ class Line:
 
 
 WRAP_SNIFF = 400  # head lines looked at for a terminal's hard wrap
+# pytest's report of a failure puts each line of the exception behind `E` padded to the indent of the source
+# line that raised (`E       RuntimeError: ...`); a report starts with its session banner.
+_PYTEST_BANNER = recache.compile(r"=+ test session starts =+\s*$")
+_MARKED = recache.compile(r"E(?: *$| {3,}\S)")
+PYTEST_MARKED = 3  # lines of the head behind the marker that make a stream a pytest report without its banner
 
 
 class LineParser:
@@ -117,7 +122,17 @@ class LineParser:
         if self.kernel:
             return False
         pairs = list(enumerate(self._sample[:WRAP_SNIFF]))  # enough to see a wrap; each line costs a prefix parse
-        return self._stamps_alone() or unwrap(pairs, self._profile) != pairs
+        return self.pytest or self._stamps_alone() or unwrap(pairs, self._profile) != pairs
+
+    @property
+    def pytest(self) -> bool:
+        """Whether the stream is pytest's output, whose failure reports mark lines (`unmark_pytest`)."""
+        head = self._sample[:WRAP_SNIFF]
+        if any(_PYTEST_BANNER.match(line) for line in head[:20]):
+            return True
+        return (
+            sum(1 for line in head if line[:1] == "E" and _MARKED.match(line) and line.strip() != "E") >= PYTEST_MARKED
+        )
 
     def _stamps_alone(self) -> bool:
         """Whether a line of the head is only a timestamp (checked exactly where one may be)."""
@@ -222,7 +237,7 @@ class LineParser:
     def parse_all(self, raw: list[tuple[int, str]]) -> list[Line]:
         """Every logical line of a whole stream, in order: hard wraps undone, and a viewer export's
         timestamp on a line of its own dating the next line that has none."""
-        raw = unwrap(raw, self._profile)
+        raw = unwrap(unmark_pytest(raw) if self.pytest else raw, self._profile)
         self._sample, self._shapes = [text for _, text in raw[:SNIFF_LINES]], None
         lines = [self._log_line(number, text) for number, text in raw]
         pending: TimeSpan | None = None
@@ -233,6 +248,24 @@ class LineParser:
                 lines[i] = dataclasses.replace(line, time=pending)
                 pending = None
         return lines
+
+
+def unmark_pytest(raw: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """pytest's failure marker taken off: in each run of marked lines, `E` and the run's least padding (the
+    exception's own lines keep their indent: a traceback's frames, a multi-line message)."""
+    out = list(raw)
+    i = 0
+    while i < len(out):
+        if not _MARKED.match(out[i][1]):
+            i += 1
+            continue
+        end = i
+        while end < len(out) and _MARKED.match(out[end][1]):
+            end += 1
+        pad = min((len(text) - len(text[1:].lstrip(" ")) for _, text in out[i:end] if text[1:].strip()), default=1)
+        out[i:end] = [(number, text[pad:] if text[1:].strip() else "") for number, text in out[i:end]]
+        i = end
+    return out
 
 
 # Lines of a log share their first characters (a launcher tag, the minute of a timestamp): where those
