@@ -331,6 +331,22 @@ def test_unwrap_joins_a_terminals_hard_wrap_but_not_records_of_equal_length() ->
     assert unwrap(steps, Profile()) == steps
 
 
+def test_a_ruler_at_the_wrap_width_is_whole_and_the_wrap_is_still_joined() -> None:
+    from rankautopsy.sources.lines import unwrap
+
+    width = 80
+    rulers = [f" Captured {what} call ".center(width, "-") for what in ("stdout", "stderr", "log")]
+    rulers += ["_ " * (width // 2), "=" * width]  # pytest's `_ _ _` ends in a space
+    wrapped = []
+    for i in range(6):
+        text = f"[rank{i}]: RuntimeError: peer {i} closed the connection while we waited for the all_reduce to end, ok"
+        wrapped += [text[:width], text[width:]]
+    lines = [line for ruler in rulers for line in (ruler, "rank 2 step 0")] + wrapped
+    joined = unwrap(list(enumerate(lines)), Profile())
+    assert [text for _, text in joined[: 2 * len(rulers)]] == lines[: 2 * len(rulers)]
+    assert len(joined) == 2 * len(rulers) + 6
+
+
 _WRAP_HEADS = st.sampled_from(["", "[rank1]: ", "[default0]:", "[1,0]<stdout>:", "2026-11-29 07:00 ", "  ", "x"])
 _WRAP_LINES = st.lists(
     st.tuples(_WRAP_HEADS, st.sampled_from([5, 64, 64, 64, 80]), st.sampled_from(["a", " ", ":", "Error:", "]"])),

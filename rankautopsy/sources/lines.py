@@ -289,12 +289,18 @@ def _continues(line: str, profile: Profile) -> bool:
 # A row of a box or table (rich's traceback panel, a tabulate grid) is as wide as its neighbours and
 # ends at its border: it is whole, not cut by a terminal's wrap.
 _BORDER = frozenset("│┃║╮╯╗╝┐┘|+")
+# So is a ruler, drawn to the terminal's width (pytest's `---- Captured stdout call ----`, `_ _ _`, `====`).
+_RULER = recache.compile(r"(?:([=\-~*#])\1\1|_ _ _) ?$")
+
+
+def _ruler(line: str) -> bool:
+    return line.rstrip(" ")[-1:] in ("=", "-", "~", "*", "#", "_") and _RULER.search(line) is not None
 
 
 def unwrap(raw: list[tuple[int, str]], profile: Profile) -> list[tuple[int, str]]:
     """Undo a terminal's hard wrap: when several lines of exactly the same length W are each followed
     by a line that does not start a record, a line of length W continues on the next line."""
-    long = [len(line) >= 60 and line[-1] not in _BORDER for _, line in raw]
+    long = [len(line) >= 60 and line[-1] not in _BORDER and not _ruler(line) for _, line in raw]
     if sum(long) < 5:
         return raw
     known: dict[int, bool] = {}
@@ -335,7 +341,7 @@ def unwrap(raw: list[tuple[int, str]], profile: Profile) -> list[tuple[int, str]
             out[-1] = (out[-1][0], out[-1][1] + line)
         else:
             out.append((number, line))
-        joining = len(line) == width and line[-1] not in _BORDER
+        joining = len(line) == width and line[-1] not in _BORDER and not _ruler(line)
     return out
 
 
