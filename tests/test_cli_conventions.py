@@ -496,6 +496,31 @@ def test_a_stop_ends_the_workers_and_leaves_no_temp_files(
     assert [p.name for p in Path(temporary_cache).iterdir() if p.name.endswith(".tmp")] == []
 
 
+@needs_proc
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_while_a_helper_thread_scans_ends_the_run_of_it(
+    big_input: Path, tmp_path: Path, stop: signal.Signals, temporary_cache: str
+) -> None:
+    """One process with a core to spare scans each chunk in a helper thread: a stop then reaches the main
+    thread while it counts lines or waits for the helper, and still ends the run as the signal would."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("the helper thread needs a second core")
+    big = tmp_path / "one"
+    big.mkdir()
+    os.link(big_input / "rank_0.log", big / "rank_0.log")
+    env = {**os.environ, "RANKAUTOPSY_JOBS": "1"}
+    proc = subprocess.Popen(
+        [*CLI, "diagnose", str(big), "--format", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
+    end = time.monotonic() + 120
+    while proc.poll() is None and time.monotonic() < end and len(os.listdir(f"/proc/{proc.pid}/task")) < 2:
+        time.sleep(0.0005)
+    assert proc.poll() is None, "the run ended before its helper thread was seen"
+    proc.send_signal(stop)
+    out, err = proc.communicate(timeout=300)
+    assert (proc.returncode, out, err) == (-stop, b"", b"")
+
+
 DROPPED_STOP = """
 import os, signal, sys, time, weakref
 from rankautopsy import cli

@@ -232,12 +232,12 @@ class HyperscanEngine(Engine):
 
     name = "hyperscan"
 
-    def scan_ahead(self, kind: StreamKind, budget: Budget) -> Callable[[memoryview], Ahead] | None:
-        return functools.partial(self._ahead, kind=kind, budget=budget)  # Hyperscan scans without the GIL
-
     def __init__(self, rules: Sequence[CompiledRule]) -> None:
         super().__init__(rules)
         self._dirty_db = _database((DIRTY,), (0,)).db
+
+    def scan_ahead(self, kind: StreamKind, budget: Budget) -> Callable[[memoryview], Ahead] | None:
+        return functools.partial(self._ahead, kind=kind, budget=budget)  # Hyperscan scans without the GIL
 
     def dirty(self, data: Data) -> list[int]:
         found: list[int] = []
