@@ -540,3 +540,13 @@ def test_swimlane_words_that_do_not_fit_are_cut_to_fit() -> None:
     cut = fit(long, 300, 12, bold=True)
     assert cut.endswith("…") and text_width(cut, 12, bold=True) <= 300 < text_width(long, 12, bold=True)
     assert fit("short", 300, 12) == "short"
+
+
+def test_markdown_names_an_evidence_blocks_lines_as_the_runs_it_shows() -> None:
+    from rankautopsy.render.markdown import LISTED_LINES, _numbers
+
+    assert _numbers([131]) == "line 131"
+    assert _numbers([125, 126, 131]) == "lines 125-126, 131"  # the decisive line 131 was listed first
+    assert _numbers([7, 8]) == "lines 7-8"
+    spread = list(range(0, 4 * (LISTED_LINES + 1), 4))
+    assert _numbers(spread) == f"{len(spread)} lines from 0 to {spread[-1]}"

@@ -150,11 +150,29 @@ def _evidence(evidence: Sequence[Evidence]) -> str:
 
 
 def _evidence_block(block: Sequence[Evidence]) -> str:
-    first, last = block[0].where.line, block[-1].where.line
-    lines = f"line {first}" if first == last else f"lines {first}-{last}"
+    lines = _numbers(sorted({ev.where.line for ev in block}))
     width = len(str(max(ev.where.line for ev in block)))
     body = "\n".join(f"{ev.where.line:>{width}}  {clip(plain(ev.text), EVIDENCE_CHARS)}" for ev in block)
     return f"{code(block[0].where.source)}, {lines}:\n\n{fence(body, 'text')}"
+
+
+def _numbers(numbers: list[int]) -> str:
+    """The lines a block shows, as runs of numbers (the decisive line comes first in the block, and the
+    lines need not touch: `lines 125-126, 131`, never `lines 131-125`)."""
+    if len(numbers) == 1:
+        return f"line {numbers[0]}"
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][-1] + 1:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    if len(runs) > LISTED_LINES:
+        return f"{len(numbers)} lines from {numbers[0]} to {numbers[-1]}"
+    return "lines " + ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
+
+
+LISTED_LINES = 6
 
 
 # ---- ranks -------------------------------------------------------------------------------------
