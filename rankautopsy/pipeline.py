@@ -237,7 +237,7 @@ def _scan_all(
         options.planned([job.source.size for job in jobs])
     told = None if options.progress is None else functools.partial(_told, options.progress)
     done = dict(zip(map(id, files), run_all(files, work, workers, _size, told), strict=True))
-    alone = functools.partial(_scan_job, rules=rules, engine=engine, spare=spare_core(1))
+    alone = functools.partial(work, spare=spare_core(1))  # piped in: scanned here, after the workers
     done.update((id(job), run_all([job], alone, 1, _size, told)[0]) for job in local)
     by_source = {id(job.source): done[id(job)] for job in jobs}
     return [by_source.get(id(s)) for s in sources]

@@ -83,9 +83,7 @@ class Engine:
     ) -> list[Match]:
         """Every match of the kind's rules (the sampled progress rules, or all others) in `data`; `ahead`
         is `scan_ahead`'s bulk scan of the same bytes, used when it was made for the same rules."""
-        chosen, bulk = self._chosen(kind, sampled)
-        if budget.timed_out:
-            chosen, bulk = [r for r in chosen if budget.allows(r)], [r for r in bulk if budget.allows(r)]
+        chosen, bulk = self._allowed(kind, sampled, budget)
         if ahead is not None and not sampled and ahead.rules == tuple(r.index for r in bulk):
             found, refused = ahead.found, ahead.refused
         else:
@@ -94,6 +92,15 @@ class Engine:
         found += self._last_line(data, bulk, budget)
         found += _text_matches(data, [r for r in chosen if r.prefilter is None] + refused, budget)
         return found
+
+    def _allowed(
+        self, kind: StreamKind, sampled: bool, budget: Budget
+    ) -> tuple[list[CompiledRule], list[CompiledRule]]:
+        """`_chosen` without the user rules that ran out of time on this stream."""
+        chosen, bulk = self._chosen(kind, sampled)
+        if budget.timed_out:
+            chosen, bulk = [r for r in chosen if budget.allows(r)], [r for r in bulk if budget.allows(r)]
+        return chosen, bulk
 
     def _chosen(self, kind: StreamKind, sampled: bool) -> tuple[list[CompiledRule], list[CompiledRule]]:
         """The kind's rules (the sampled progress rules, or all others), and those with a prefilter:
@@ -121,8 +128,7 @@ class Engine:
         return None
 
     def _ahead(self, data: memoryview, kind: StreamKind, budget: Budget) -> Ahead:
-        _, bulk = self._chosen(kind, False)
-        bulk = [r for r in bulk if budget.allows(r)] if budget.timed_out else bulk
+        _, bulk = self._allowed(kind, False, budget)
         found, refused = self._find(data, bulk, budget)
         return Ahead(tuple(r.index for r in bulk), found, refused)
 

@@ -7,6 +7,7 @@ of the input: line numbers are real physical numbers, in order, with gaps.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -124,9 +125,10 @@ class LineParser:
         pairs = list(enumerate(self._sample[:WRAP_SNIFF]))  # enough to see a wrap; each line costs a prefix parse
         return self.pytest or self._stamps_alone() or unwrap(pairs, self._profile) != pairs
 
-    @property
+    @functools.cached_property
     def pytest(self) -> bool:
-        """Whether the stream is pytest's output, whose failure reports mark lines (`unmark_pytest`)."""
+        """Whether the stream is pytest's output, whose failure reports mark lines (`unmark_pytest`): read
+        once, from the head (`parse_all` replaces the sample)."""
         head = self._sample[:WRAP_SNIFF]
         if any(_PYTEST_BANNER.match(line) for line in head[:20]):
             return True
