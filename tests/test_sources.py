@@ -331,6 +331,50 @@ def test_unwrap_joins_a_terminals_hard_wrap_but_not_records_of_equal_length() ->
     assert unwrap(steps, Profile()) == steps
 
 
+@pytest.mark.parametrize(
+    "record",
+    [
+        "node00:52000:52040 [0] NCCL INFO comm 0x55d0c0de0000 rank 0 nRanks 8 nNodes 1 localRanks 8",
+        "gpu-a100-7.cluster:1234:9876 [3] transport/net_ib.cc:2244 NCCL WARN NET/IB : Got completion",
+        "WARNING:torch.distributed.run:Setting OMP_NUM_THREADS environment variable for each process",
+        "INFO:__main__:rank 0 loaded the checkpoint",
+    ],
+)
+def test_records_without_a_timestamp_are_no_wrapped_rest(record: str) -> None:
+    """Lines of one width (a training loop's step lines) followed by NCCL's or Python logging's records:
+    the log's shape, not a terminal's wrap; joined, the records would be lost into the step lines."""
+    from rankautopsy.sources.lines import unwrap
+
+    steps = [f"2026-11-30 03:00:{i:02d},000 INFO [train.py:212] rank 0 step {i:03d} loss 2.5166" for i in range(12)]
+    raw = list(enumerate(line for step in steps for line in (step, record)))
+    assert unwrap(raw, Profile()) == raw
+
+
+def test_records_of_one_format_are_no_wrap() -> None:
+    """Ray Train's report line has one width until the step number gets a digit more: lines that read the
+    same but for their numbers are records of one format, and the print after each report (the rank's
+    progress) stays a line of its own."""
+    from rankautopsy.sources.lines import unwrap
+
+    def report(step: int) -> str:
+        return f"Reporting training result {step}: TrainingReport(metrics={{'step': {step}, 'loss': 0.74}}) from rank 0"
+
+    raw = list(enumerate(line for step in range(1, 11) for line in (report(step), f"step {step + 1}/10 loss 0.7444")))
+    assert len({len(report(step)) for step in range(1, 10)}) == 1 and len(report(10)) > len(report(9))
+    assert unwrap(raw, Profile()) == raw
+    assert len(unwrap(raw[:-2], Profile())) < len(raw) - 2  # without the wider line it reads as a wrap
+
+
+def test_lines_padded_to_the_terminals_width_are_whole() -> None:
+    """Lightning's model summary pads each row to the terminal's width: rows of one width, each followed
+    by a line that starts no record, and yet nothing was cut."""
+    from rankautopsy.sources.lines import unwrap
+
+    rows = [f"{name} params: {n}" for n in (554, 12, 0, 9_000) for name in ("Trainable", "Non-trainable", "Total")]
+    raw = list(enumerate(f"{row:<80}" if i % 2 == 0 else row for i, row in enumerate(rows)))
+    assert unwrap(raw, Profile()) == raw
+
+
 def test_a_ruler_at_the_wrap_width_is_whole_and_the_wrap_is_still_joined() -> None:
     from rankautopsy.sources.lines import unwrap
 

@@ -31,7 +31,7 @@ from rankautopsy.sources.prefixes import (
     without_ray_repeats,
 )
 from rankautopsy.sources.ranks import content_rank, content_rank_shapes
-from rankautopsy.sources.read import MAX_LINE, segments, split_lines
+from rankautopsy.sources.read import MAX_LINE, NO_DIGITS, segments, split_lines
 from rankautopsy.sources.sanitize import clean
 
 SNIFF_LINES = 2000  # the head of a stream that decides its prefix profile and content-rank header shapes
@@ -41,8 +41,13 @@ _STAMP_END = frozenset("0123456789Z]")
 # `_ENDS_IN_STAMP` from the colon before the seconds: a literal first character, which `re` looks for
 # fast over a whole head (a search from `\d` tried every digit of it)
 _STAMP_TAIL = recache.compile(r":\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?\s*$", re.MULTILINE)
+# What starts a record of its own, never the rest of a wrapped one: an indent, a date, glog's `I1203 07:`,
+# a traceback, an exception; NCCL's `host:pid:tid [cudaDev] ` (every level but VERSION, src/debug.cc);
+# Python logging's default `LEVEL:logger:` (logging.BASIC_FORMAT), as torchrun's own warnings print;
+# the kernel's `[  933.631977] `.
 _RECORD_START = recache.compile(
-    r"^(?:\s|\[?\d{4}-\d\d-\d\d|[FEWIVC]\d{3,4} \d\d:|Traceback|[A-Za-z_][\w.]*(?:Error|Exception|Warning):)"
+    r"^(?:\s|\[?\d{4}-\d\d-\d\d|[FEWIVC]\d{3,4} \d\d:|Traceback|[A-Za-z_][\w.]*(?:Error|Exception|Warning):"
+    r"|[^\s:\[\]]+:\d+:\d+ \[\d+\] |(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[^\s:]*:|\[ *\d+\.\d+\] )"
 )
 
 Channel = tuple[int | None, int | None]  # (rank, local rank): whose output a line is
@@ -295,6 +300,21 @@ _BORDER = frozenset("│┃║╮╯╗╝┐┘|+")
 _RULER = recache.compile(r"(?:([=\-~*#])\1\1|_ _ _) ?$")
 
 
+def _whole(line: str) -> bool:
+    """A line as wide as a wrap's rows that is whole: a box's row, a ruler, or padded with spaces to the
+    terminal's width (rich, Lightning's model summary)."""
+    return line[-1] in _BORDER or line.endswith("  ") or _ruler(line)
+
+
+def _one_format(raw: list[tuple[int, str]], lengths: list[int], width: int) -> bool:
+    """Whether the lines of the width are records of one format, not rows of a wrap: a line of another
+    length reads the same but for its numbers (Ray Train's `Reporting training result 9: ...` until the
+    step gets a digit more). A wrap's row is cut: its whole line, at any length, reads otherwise."""
+    shapes = [line.translate(NO_DIGITS) for _, line in raw]
+    at_width = {shape for shape, n in zip(shapes, lengths, strict=True) if n == width}
+    return any(n != width and shape in at_width for shape, n in zip(shapes, lengths, strict=True))
+
+
 def _ruler(line: str) -> bool:
     return line.rstrip(" ")[-1:] in ("=", "-", "~", "*", "#", "_") and _RULER.search(line) is not None
 
@@ -302,7 +322,7 @@ def _ruler(line: str) -> bool:
 def unwrap(raw: list[tuple[int, str]], profile: Profile) -> list[tuple[int, str]]:
     """Undo a terminal's hard wrap: when several lines of exactly the same length W are each followed
     by a line that does not start a record, a line of length W continues on the next line."""
-    long = [len(line) >= 60 and line[-1] not in _BORDER and not _ruler(line) for _, line in raw]
+    long = [len(line) >= 60 and not _whole(line) for _, line in raw]
     if sum(long) < 5:
         return raw
     known: dict[int, bool] = {}
@@ -328,6 +348,8 @@ def unwrap(raw: list[tuple[int, str]], profile: Profile) -> list[tuple[int, str]
     width, hits = counts.most_common(1)[0] if counts else (0, 0)
     if hits < 5:
         return raw  # most logs: only the lines after long ones of a repeated length were looked at
+    if _one_format(raw, lengths, width):
+        return raw
     rest = [i for i in longs if lengths[i] not in often]
     if hits < 0.3 * (sum(counts.values()) + len(rest)) and hits < 0.3 * (
         sum(counts.values()) + sum(goes_on(i + 1) for i in rest)
@@ -343,7 +365,7 @@ def unwrap(raw: list[tuple[int, str]], profile: Profile) -> list[tuple[int, str]
             out[-1] = (out[-1][0], out[-1][1] + line)
         else:
             out.append((number, line))
-        joining = len(line) == width and line[-1] not in _BORDER and not _ruler(line)
+        joining = len(line) == width and not _whole(line)
     return out
 
 

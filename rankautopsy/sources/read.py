@@ -133,7 +133,7 @@ def decode(data: bytes) -> Decoded:
 
 
 PIECES = 64  # a line of more `\r`-separated pieces than this keeps the ends of its runs (see segments)
-_NO_DIGITS = str.maketrans("", "", "0123456789")
+NO_DIGITS = str.maketrans("", "", "0123456789")
 
 
 def pieces(line: str) -> list[str]:
@@ -153,7 +153,7 @@ def segments(line: str) -> list[str]:
     if len(parts) <= PIECES:
         return parts
     body = line[:-1] if line.endswith("\r") else line  # as pieces() cut it: one translate, not one per piece
-    cut = zip(body.split("\r"), body.translate(_NO_DIGITS).split("\r"), strict=True)
+    cut = zip(body.split("\r"), body.translate(NO_DIGITS).split("\r"), strict=True)
     shapes = [shape for part, shape in cut if part.strip()]
     last = len(parts) - 1
     return [
