@@ -365,6 +365,23 @@ def test_records_of_one_format_are_no_wrap() -> None:
     assert len(unwrap(raw[:-2], Profile())) < len(raw) - 2  # without the wider line it reads as a wrap
 
 
+def test_a_record_as_wide_as_the_wrap_does_not_hide_the_wrap() -> None:
+    """Only the rows a wrap is read from are compared: a whole record that happens to be as wide, with a
+    twin a digit shorter, says nothing about them."""
+    from rankautopsy.sources.lines import unwrap
+
+    width = 70
+    wrapped = []
+    for i in range(6):
+        text = f"[rank{i}]: RuntimeError: peer {i} closed the connection while we waited for the all_reduce to finish"
+        wrapped += [text[:width], text[width:]]
+    step = "2026-11-29 07:00:00,000 INFO [rank 0] step {} loss 2.3108 lr 3e-4 grad"
+    records = [step.format(10).ljust(width, "m")[:width], step.format(9).ljust(width - 1, "m")[: width - 1]]
+    assert [len(r) for r in records] == [width, width - 1]
+    joined = unwrap(list(enumerate(records + wrapped)), Profile())
+    assert len(joined) == 2 + 6 and joined[2][1] == wrapped[0] + wrapped[1]
+
+
 def test_lines_padded_to_the_terminals_width_are_whole() -> None:
     """Lightning's model summary pads each row to the terminal's width: rows of one width, each followed
     by a line that starts no record, and yet nothing was cut."""

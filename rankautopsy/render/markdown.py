@@ -156,6 +156,9 @@ def _evidence_block(block: Sequence[Evidence]) -> str:
     return f"{code(block[0].where.source)}, {lines}:\n\n{fence(body, 'text')}"
 
 
+LISTED_LINES = 6  # runs of lines named in a block's label; more are named by their count
+
+
 def _numbers(numbers: list[int]) -> str:
     """The lines a block shows, as runs of numbers (the decisive line comes first in the block, and the
     lines need not touch: `lines 125-126, 131`, never `lines 131-125`)."""
@@ -170,9 +173,6 @@ def _numbers(numbers: list[int]) -> str:
     if len(runs) > LISTED_LINES:
         return f"{len(numbers)} lines from {numbers[0]} to {numbers[-1]}"
     return "lines " + ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
-
-
-LISTED_LINES = 6
 
 
 # ---- ranks -------------------------------------------------------------------------------------

@@ -306,13 +306,13 @@ def _whole(line: str) -> bool:
     return line[-1] in _BORDER or line.endswith("  ") or _ruler(line)
 
 
-def _one_format(raw: list[tuple[int, str]], lengths: list[int], width: int) -> bool:
-    """Whether the lines of the width are records of one format, not rows of a wrap: a line of another
-    length reads the same but for its numbers (Ray Train's `Reporting training result 9: ...` until the
+def _one_format(raw: list[tuple[int, str]], lengths: list[int], rows: list[int]) -> bool:
+    """Whether the lines taken for a wrap's rows are records of one format: a line of another length
+    reads as one of them but for its numbers (Ray Train's `Reporting training result 9: ...` until the
     step gets a digit more). A wrap's row is cut: its whole line, at any length, reads otherwise."""
-    shapes = [line.translate(NO_DIGITS) for _, line in raw]
-    at_width = {shape for shape, n in zip(shapes, lengths, strict=True) if n == width}
-    return any(n != width and shape in at_width for shape, n in zip(shapes, lengths, strict=True))
+    width = lengths[rows[0]]
+    shapes = {raw[i][1].translate(NO_DIGITS) for i in rows}
+    return any(n != width and line.translate(NO_DIGITS) in shapes for n, (_, line) in zip(lengths, raw, strict=True))
 
 
 def _ruler(line: str) -> bool:
@@ -348,7 +348,7 @@ def unwrap(raw: list[tuple[int, str]], profile: Profile) -> list[tuple[int, str]
     width, hits = counts.most_common(1)[0] if counts else (0, 0)
     if hits < 5:
         return raw  # most logs: only the lines after long ones of a repeated length were looked at
-    if _one_format(raw, lengths, width):
+    if _one_format(raw, lengths, [i for i in longs if lengths[i] == width and goes_on(i + 1)]):
         return raw
     rest = [i for i in longs if lengths[i] not in often]
     if hits < 0.3 * (sum(counts.values()) + len(rest)) and hits < 0.3 * (
