@@ -54,7 +54,8 @@ BEFORE = {
     Assembly.RECORD: 0,
     Assembly.WHAT: 0,
 }
-TRACEBACK_TAIL = 12  # lines kept after a traceback's `Type: message` line (a message of several lines)
+TRACEBACK_TAIL = 12  # lines kept after a traceback's `Type: message` line (a message of several lines), at most
+MESSAGE_LINES = 4  # of them, the lines of its channel that may go on with the message (`assemble_traceback`)
 _NOT_THE_END = ("Traceback", "During handling of the above exception", "The above exception was")
 WALK_BYTES = 64 * 1024  # how far to look for a timestamped neighbour
 WALK_LINES = 256  # timestamp-looking lines read in one walk, at most
@@ -169,6 +170,21 @@ class _Walk:
 
 
 @dataclass(slots=True)
+class _Tail:
+    """The lines after a traceback's `Type: message` line that its assembly reads: the rest of a message
+    of several lines, and the line of its channel after the message. They end at the first of its
+    channel's lines that is stamped, that is the one after MESSAGE_LINES, or that follows a blank line
+    (a blank line ends a message, and an assembly reads the next line of its channel only). The lines
+    it leaves, up to TRACEBACK_TAIL, are read all the same where one is another channel's: an assembly
+    of that channel may read on into it (`_others_until`)."""
+
+    pid: int | None  # of the exception line: a relay's processes share a channel
+    until: int  # the last line it may take: TRACEBACK_TAIL after the exception line
+    more: int = 0  # lines of its channel, not blank, read after the exception line
+    ended: bool = False  # a blank line came: the next line of its channel is the last one read
+
+
+@dataclass(slots=True)
 class _Memo:
     """Where the last walk of a channel started (walks cover what lies between two hits once)."""
 
@@ -195,6 +211,9 @@ class _Selection:
     done: set[int] = field(default_factory=set)  # hit lines whose surroundings are selected
     window_until: int = 0  # select every line up to this number (an assembler reads them)
     tracebacks: dict[Channel, bool] = field(default_factory=dict)  # open traceback windows: a frame seen?
+    tails: dict[Channel, _Tail] = field(default_factory=dict)  # closed ones still reading after the exception
+    unread: dict[Channel, int] = field(default_factory=dict)  # tails ended early: the lines they left (to)
+    assembling: set[Channel] = field(default_factory=set)  # channels with a hit an assembly reads on from
     traceback_until: int = 0  # where the closed traceback windows end
     other_until: int = 0  # where the windows of other assemblies end
     filled: tuple[int, int, int] = (-1, -1, 0)  # windows are filled up to: (chunk's first line, line, its end)
@@ -474,7 +493,12 @@ class _Selection:
     # ---- what a hit needs around it ----
 
     def _surround(self, view: View, hit_lines: set[int]) -> None:
-        for start, number in view.numbers(sorted(hit_lines)):
+        numbered = list(view.numbers(sorted(hit_lines)))
+        for _, number in numbered:  # before any window: one may read past later hits (`_others_until`)
+            for seg, index in self.found.get(number, {}):
+                if self.rules[index].rule.assemble is not None:
+                    self.assembling.add(self.lines[number][seg].channel)
+        for start, number in numbered:
             if number not in self.done:
                 self.done.add(number)
                 self._around(view, start, number)
@@ -514,9 +538,11 @@ class _Selection:
             pos, n = end, line + 1
         while n <= self.window_until and pos < view.end and self._window_room():
             lines = self._take(view, pos, n)
-            if self.tracebacks and self._traceback_ends(lines, n):
-                self.window_until = max(self.other_until, self.traceback_until)
+            if (self.tracebacks or self.tails) and self._traceback_ends(lines, n):
+                self.window_until = self._traceback_window()
             pos, n = view.next_line(pos + 1), n + 1
+            if self.unread and n > self.window_until:
+                self.window_until = max(self.window_until, self._others_until(view, pos, n))
         if pos != start:
             self.filled = (view.chunk.first_line, n - 1, pos)
 
@@ -526,25 +552,74 @@ class _Selection:
         if channel in self.tracebacks:
             return
         self.tracebacks[channel] = False
+        earlier = self.tails.pop(channel, None)  # its lines were read: the replay is the new one's
         for n in range(number, self.filled[1] + 1):
-            if self._traceback_ends([line for line in self.lines.get(n, ()) if line.channel == channel], n):
-                self.window_until = max(self.other_until, self.traceback_until)
-            if channel not in self.tracebacks:
-                return
+            if self._traceback_ends([line for line in self.lines.get(n, ()) if line.channel == channel], n, channel):
+                self.window_until = self._traceback_window()
+            if channel not in self.tracebacks and channel not in self.tails:
+                break
+        if earlier is not None and channel not in self.tails:
+            self.tails[channel] = earlier
 
-    def _traceback_ends(self, lines: list[Line], number: int) -> bool:
+    def _traceback_ends(self, lines: list[Line], number: int, only: Channel | None = None) -> bool:
         """Whether the last open traceback window ends at this line: its channel's first unindented line
-        after a frame (the `Type: message` line; a chained traceback's header is a hit of its own)."""
+        after a frame (the `Type: message` line; a chained traceback's header is a hit of its own), and
+        the last tail after one has read what it needs (`_Tail`). A replay of one channel's lines (`only`)
+        moves that channel's windows alone."""
         for line in lines:
+            blank = not line.text.strip()
+            if self.tails:
+                self._tail_reads(line, blank, number, only)
             framed = self.tracebacks.get(line.channel)
-            if framed is None or not line.text.strip():
+            if framed is None or blank:
                 continue
             if line.text[:1] in " \t":
                 self.tracebacks[line.channel] = True
             elif framed and not line.text.startswith(_NOT_THE_END):
                 del self.tracebacks[line.channel]
-                self.traceback_until = max(self.traceback_until, number + TRACEBACK_TAIL)
+                self.tails[line.channel] = _Tail(line.pid, number + TRACEBACK_TAIL)
         return not self.tracebacks
+
+    def _tail_reads(self, line: Line, blank: bool, number: int, only: Channel | None) -> None:
+        """One line read on after exception lines: which tails it ends (in a replay of one channel's
+        lines, only that channel's: the other tails read this line already)."""
+        for channel, done in list(self.tails.items()):
+            if done.until < number:  # read to its last line
+                del self.tails[channel]
+                self.traceback_until = max(self.traceback_until, done.until)
+        if blank:
+            for channel, ended in self.tails.items():
+                ended.ended = ended.ended or only is None or channel == only
+            return
+        tail = self.tails.get(line.channel)
+        if tail is None or tail.pid != line.pid:
+            return
+        if tail.ended or line.time is not None or tail.more == MESSAGE_LINES:
+            del self.tails[line.channel]
+            self.traceback_until = max(self.traceback_until, number)
+            self.unread[line.channel] = max(tail.until, self.unread.get(line.channel, 0))
+        else:
+            tail.more += 1
+
+    def _others_until(self, view: View, pos: int, number: int) -> int:
+        """Where the window must go on to after tails that ended early: to the last line they left, if
+        one of those lines is of another channel with an assembly (0: none needs reading). An assembly
+        reads on from its hit: one of a hit past these lines reads within its own window."""
+        until, theirs = max(self.unread.values()), set(self.unread)
+        self.unread.clear()
+        if self.assembling <= theirs:
+            return 0
+        while number <= until:
+            if pos >= view.end:
+                return 0 if view.chunk.last else until
+            if any(channel not in theirs for channel in self.prefixes.channels(view, pos)):
+                return until
+            pos, number = view.next_line(pos + 1), number + 1
+        return 0
+
+    def _traceback_window(self) -> int:
+        """Where the window ends once no traceback in it is open: at the last line a tail may still read."""
+        return max(self.other_until, self.traceback_until, *(tail.until for tail in self.tails.values()))
 
     def _walk_back(self, view: View, start: int, number: int, channel: Channel) -> None:
         memo = self.back.get(channel)
