@@ -14,10 +14,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rankautopsy import pipeline
 from rankautopsy.pipeline import Options, diagnose
 from rankautopsy.scan import selection
+from rankautopsy.scan.matcher import Hit
 from rankautopsy.sources import read
 
+_LAST = "2026-11-30 03:01:00,000 INFO [train.py:9] done"
 _MESSAGE = ["  with more detail on a line of its own", "the message goes on here", "and on"]
 _CONTINUED = [
     *_MESSAGE,
@@ -70,10 +73,18 @@ def _interleaved(draw: st.DrawFn, streams: list[list[str]], prefixes: list[str])
 def _logs(draw: st.DrawFn) -> tuple[str, list[str]]:
     style = draw(st.sampled_from(["file", "rank", "default"]))
     if style == "file":
-        return "rank3.log", draw(_blocks(3))
+        return "rank3.log", [*draw(_blocks(3)), _LAST]
     streams = [draw(_blocks(c)) for c in range(2)]
     prefixes = [f"[rank{c}]: " if style == "rank" else f"[default{c}]:" for c in range(2)]
-    return "console.log", _interleaved(draw, streams, prefixes)
+    return "console.log", _interleaved(draw, streams, prefixes) + [f"{p}{_LAST}" for p in prefixes]
+
+
+def _small_chunks(patched: pytest.MonkeyPatch, chunk: int) -> None:
+    """Chunks of `chunk` bytes (the reader's first buffer holds CONTEXT + CHUNK, so the context shrinks
+    too), with a context that holds these small logs whole, as 1 MiB holds what a walk to a stamped
+    line reads (64 KiB) at full size."""
+    patched.setattr(read, "CHUNK", chunk)
+    patched.setattr(read, "CONTEXT", 16 * 1024)
 
 
 def _read_all_tails(self: selection._Selection, line: object, blank: bool, number: int, only: object) -> None:
@@ -102,9 +113,8 @@ def test_a_traceback_tail_that_ends_early_gives_the_diagnosis_of_the_whole_tail(
     folder = tmp_path_factory.mktemp("tail")
     (folder / name).write_text("".join(line + "\n" for line in lines))
     with monkeypatch.context() as patched:  # per example: the fixture is shared by all of them
-        if chunk:  # chunk boundaries inside windows and tails; the context keeps the whole log in view, as
-            patched.setattr(read, "CHUNK", chunk)  # its last 2,000 lines are at full size (where each rank's
-            # last stamped line is looked for)
+        if chunk:  # chunk boundaries inside windows and tails
+            _small_chunks(patched, chunk)
         fast, full = _both(patched, folder, "_tail_reads", _read_all_tails)
     assert fast == full
 
@@ -148,3 +158,104 @@ def test_a_message_that_goes_on_after_another_ranks_lines_is_read_as_before(
     (tmp_path / "console.log").write_text("".join(line + "\n" for line in lines))
     fast, full = _both(monkeypatch, tmp_path, "_tail_reads", _read_all_tails)
     assert fast == full
+
+
+_CAUGHT = [
+    ("OSError: image file is truncated", '  File "/job/data.py", line 84, in load'),
+    ("OSError: image file is truncated", '  File "/job/codec.py", line 12, in decode'),
+    ("KeyError: 'label'", '  File "/job/data.py", line 90, in load'),
+    (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+        '  File "/job/train.py", line 7, in step',
+    ),
+]
+
+
+_OVER = [
+    "2026-11-30 03:00:00,000 ERROR [data.py:90] skipping a sample",
+    "2026-11-30 03:00:00,000 ERROR [data.py:90] skipping a sample",
+    "",
+    "Exception ignored in: <function f>",
+    "During handling of the above exception, another exception occurred:",
+]
+_UNDER = [
+    "2026-11-30 03:00:00,700 WARNING [data.py:91] skipped",
+    "2026-11-30 03:00:00,700 WARNING [data.py:91] skipped",
+    "",
+    "after it",
+]
+
+
+@st.composite
+def _caught_log(draw: st.DrawFn) -> list[str]:
+    """One rank's log: step records and, between them, caught tracebacks that repeat (the same exception
+    from the same or other frames), some chained, some under `Exception ignored in`, some followed by
+    an unstamped line or a blank one, and at the end the one that killed it."""
+    lines = ["2026-11-30 03:00:00,000 INFO [train.py:9] rank 2 step 0"]
+    for i in range(draw(st.integers(1, 40))):
+        lines += [f"2026-11-30 03:{i // 60:02d}:{i % 60:02d},500 INFO [train.py:9] rank 2 step {i}"] * draw(
+            st.integers(0, 3)
+        )
+        exception, frame = draw(st.sampled_from(_CAUGHT))
+        lines += [draw(st.sampled_from(_OVER)), "Traceback (most recent call last):", frame, "    x = f()", exception]
+        lines.append(draw(st.sampled_from(_UNDER)))
+    return [*lines, "Traceback (most recent call last):", '  File "/job/train.py", line 1, in main', "ValueError: bad"]
+
+
+def _no_thinning(self: selection._Selection, view: object, hit_lines: set[int]) -> set[int]:
+    return hit_lines
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=_caught_log(), chunk=st.sampled_from([0, 512, 2048]))
+def test_tracebacks_counted_as_repeats_give_the_diagnosis_of_reading_each(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, lines: list[str], chunk: int
+) -> None:
+    folder = tmp_path_factory.mktemp("repeats")
+    (folder / "rank2.log").write_text("".join(line + "\n" for line in lines))
+    (folder / "rank3.log").write_text("2026-11-30 03:00:00,000 INFO [train.py:9] rank 3 step 0\n")
+    with monkeypatch.context() as patched:
+        if chunk:
+            _small_chunks(patched, chunk)
+        fast, full = _both(patched, folder, "_thin_tracebacks", _no_thinning)
+    assert fast == full
+
+
+@pytest.mark.parametrize("chunk", [0, 4096])  # one chunk, and about a hundred
+def test_a_caught_traceback_logged_a_thousand_times_is_read_once_a_chunk_and_kept_four_times(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    """The first three and the last of a repeated caught traceback are kept; of the others, only the
+    last of each chunk is read, and all are counted."""
+    caught = [
+        "2026-11-30 03:00:01,000 ERROR [data.py:90] could not decode a sample, skipping",
+        "Traceback (most recent call last):",
+        '  File "/job/data.py", line 84, in load',
+        "OSError: image file is truncated",
+    ]
+    step = "2026-11-30 03:00:02,000 INFO [train.py:9] rank 2 step 5"
+    lines = [step] + [*caught, step] * 1000 + ["Traceback (most recent call last):", "ValueError: bad"]
+    (tmp_path / "rank2.log").write_text("".join(line + "\n" for line in lines))
+    if chunk:
+        _small_chunks(monkeypatch, chunk)
+    windows: list[int] = []
+    real = selection._Selection._window
+    monkeypatch.setattr(
+        selection._Selection, "_window", lambda s, v, st, n, *a: windows.append(n) or real(s, v, st, n, *a)
+    )
+    kept: list[int] = []  # the traceback hits the scan keeps
+    real_build = pipeline.build_events
+
+    def build(stream: object, hits: list[Hit], *args: object) -> object:
+        kept.append(sum(h.rule.rule.id == "python.traceback" for h in hits))
+        return real_build(stream, hits, *args)
+
+    monkeypatch.setattr(pipeline, "build_events", build)
+    result = diagnose(Options(paths=[str(tmp_path)], tz=UTC, jobs=1))
+    caught_events = [e for e in result.events if e.facts.get("exc_type") == "OSError"]
+    assert len(caught_events) == 4
+    assert caught_events[0].facts["repeats"] == "1000"
+    chunks = 1 + (tmp_path / "rank2.log").stat().st_size // chunk if chunk else 1
+    # four caught and the fatal one, and at most one a chunk's end cuts (its repeat cannot be told there)
+    assert 5 <= kept[0] <= 5 + chunks
+    assert 5 <= len(windows) <= 5 + 2 * chunks  # the three first, the last of each chunk, the one it cuts

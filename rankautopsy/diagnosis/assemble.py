@@ -15,7 +15,7 @@ from rankautopsy.model import Assembly, Cause, Effect, Event, Evidence, Location
 from rankautopsy.numbers import read_int
 from rankautopsy.records import record
 from rankautopsy.scan.matcher import Budget, CompiledRule, Hit, facts_of, match_line
-from rankautopsy.scan.selection import REPEATS  # thinned as the scan thins hits
+from rankautopsy.scan.selection import REPEATS, UNREAD_REPEATS  # thinned as the scan thins hits
 from rankautopsy.sources.lines import Stream
 from rankautopsy.sources.sanitize import without_surrogates
 
@@ -330,20 +330,24 @@ class _Known:
 
 def _thinned(events: list[Event]) -> list[Event]:
     """Of events alike in all but their line and time (a caught traceback logged every few hundred
-    lines, 20,000 cut-off headers), the first REPEATS and the latest; the first counts them all."""
+    lines, 20,000 cut-off headers), the first REPEATS and the latest; the first counts them all, with
+    the repeats the scan counted without reading them (UNREAD_REPEATS)."""
     groups: dict[tuple[object, ...], list[int]] = {}
     seen: dict[int, int] = {}  # first of a group -> how many
     keep = [True] * len(events)
+    out = list(events)
     for i, e in enumerate(events):
         if e.role is Role.PROGRESS:
             continue
-        facts = tuple(sorted((k, v) for k, v in e.facts.items() if k != "repeats"))
+        unread = read_int(e.facts.get(UNREAD_REPEATS), max_len=15) or 0
+        if UNREAD_REPEATS in e.facts:
+            out[i] = dataclasses.replace(e, facts={k: v for k, v in e.facts.items() if k != UNREAD_REPEATS})
+        facts = tuple(sorted((k, v) for k, v in out[i].facts.items() if k != "repeats"))
         group = groups.setdefault((e.rule, e.cause, e.role, e.rank, e.host, e.pid, e.effects, facts), [])
         if len(group) > REPEATS:
             keep[group.pop()] = False
         group.append(i)
-        seen[group[0]] = seen.get(group[0], 0) + 1
-    out = list(events)
+        seen[group[0]] = seen.get(group[0], 0) + 1 + unread
     for first, count in seen.items():
         if count > REPEATS + 1:  # the scan may have counted more already
             counted = max(count, read_int(out[first].facts.get("repeats"), max_len=15) or 0)

@@ -57,9 +57,19 @@ BEFORE = {
 TRACEBACK_TAIL = 12  # lines kept after a traceback's `Type: message` line (a message of several lines), at most
 MESSAGE_LINES = 4  # of them, the lines of its channel that may go on with the message (`assemble_traceback`)
 _NOT_THE_END = ("Traceback", "During handling of the above exception", "The above exception was")
+# What a traceback's frame line starts with (indentation, or the box of rich's handler), as its assembly reads.
+_FRAME = (" ", "\t", "│", "╰", "╭")
+# A line between a header and its exception line that an assembly reads otherwise than a frame (a chained
+# traceback, a wrapped frame's rest, a collapsed recursion, an exception group): no repeat is counted there.
+_NOT_A_FRAME = ("Traceback", "During handling", "The above exception", "Exception Group", "[Previous line", ", line ")
+REPEAT_BLOCK = 64  # frames read for a traceback's repeat key, at most
+_GOES_ON = ("Exception ignored", "During handling", "The above exception")  # over a header: more than it
 WALK_BYTES = 64 * 1024  # how far to look for a timestamped neighbour
 WALK_LINES = 256  # timestamp-looking lines read in one walk, at most
 REPEATS = 3  # a line with the same rule, channel and facts is kept this often, then counted
+# The fact on the first of a traceback's repeats that says how many were counted and not read (`_thin_tracebacks`):
+# the events' thinning adds them to the count of those read. No rule's group can have this name.
+UNREAD_REPEATS = "repeats unread"
 MAX_SELECTED = 100_000  # lines kept for windows and neighbours; past this only hits are kept
 # ... and the window of the latest hit: past the budget each new window first frees the lines the one
 # before it took, so the last traceback of a file that logged caught ones by the hundred thousand is read
@@ -148,6 +158,8 @@ def _read_whole(selection: _Selection, parts: list[bytes], chunks: Iterable[Chun
 _Seen = tuple[tuple[int, int], int, tuple[int, int] | None]
 _RepeatKey = tuple[int, Channel, tuple[tuple[str, str], ...]]
 _CountedLine = tuple[Channel, str, dict[int, _RepeatKey | None]]  # channel, message, rule -> its key
+# rule, channel, host, pid, the header's facts, the exception line: what a traceback's event is made of
+_TracebackKey = tuple[int, Channel, str | None, int | None, tuple[tuple[str, str], ...], str]
 COUNTED_LINE_BYTES = 1024  # lines remembered by `_read_counted`: short ones,
 COUNTED_LINES = 4096  # and this many at a time
 
@@ -167,6 +179,16 @@ class _Walk:
 
     channel: Channel
     budget: int  # bytes left to look through
+
+
+@dataclass(slots=True)
+class _Repeats:
+    """A traceback's repeats (`_thin_tracebacks`): the first REPEATS are read, and the latest."""
+
+    first: tuple[int, int]  # (line, segment)
+    kept: int = 1  # of the first REPEATS, read
+    unread: int = 0  # counted and not read, or read and replaced by a later one as the latest
+    latest: tuple[int, int] | None = None  # read last after the first REPEATS
 
 
 @dataclass(slots=True)
@@ -228,6 +250,7 @@ class _Selection:
         default_factory=dict
     )  # repeatable hits: where the first is, how many were seen, where the latest kept one is
     counted_lines: dict[bytes, _CountedLine] = field(default_factory=dict)  # `_read_counted`
+    traceback_repeats: dict[_TracebackKey, _Repeats] = field(default_factory=dict)  # `_thin_tracebacks`
 
     def __post_init__(self) -> None:
         self.parser = LineParser(self.source, self.ctx, self.sample, self.engine.taught)
@@ -253,7 +276,7 @@ class _Selection:
             candidates.setdefault(start, set()).update(rules)
         hit_lines = self._confirm(view, candidates)
         hit_lines |= self._sampled(view, cleaned)
-        self._surround(view, hit_lines)
+        self._surround(view, self._thin_tracebacks(view, hit_lines))
 
     def tail(self, chunk: Chunk) -> None:
         """The last lines: each channel's last progress line and last timestamped line."""
@@ -270,6 +293,10 @@ class _Selection:
         for (rule, _, _), ((number, seg), seen, _) in self.repeats.items():
             if seen > REPEATS:
                 self.found[number][(seg, rule)]["repeats"] = str(seen)
+        for (rule, *_), tb in self.traceback_repeats.items():
+            if tb.unread:
+                number, seg = tb.first
+                self.found[number][(seg, rule)][UNREAD_REPEATS] = str(tb.unread)
         order = sorted(self.lines)
         index: dict[tuple[int, int], int] = {}
         for number in order:
@@ -387,6 +414,98 @@ class _Selection:
         if not found:
             self.found.pop(number, None)
 
+    def _note_assembling(self, numbers: Iterable[int]) -> None:
+        """The channels of hits an assembly reads on from, noted before any window is filled: a window
+        may read past a later hit (`_others_until`)."""
+        for number in numbers:
+            for seg, index in self.found.get(number, {}):
+                if self.rules[index].rule.assemble is not None:
+                    self.assembling.add(self.lines[number][seg].channel)
+
+    def _thin_tracebacks(self, view: View, hit_lines: set[int]) -> set[int]:
+        """Tracebacks that repeat one before (a caught exception logged over and over), counted as the
+        events they make are thinned (`assemble._thinned`): the first REPEATS and the latest are read,
+        and of those between, the ones a later repeat in this chunk replaces as the latest are counted
+        without reading their windows. Only where nothing could read their lines otherwise: the only
+        assemblies of the stream are of their channel, and each is a header and frames of one channel,
+        its exception line right under them, and a stamped line of its channel right under that."""
+        keyed = []
+        numbered = list(view.numbers(sorted(hit_lines)))
+        self._note_assembling(number for _, number in numbered)
+        for start, number in numbered:
+            key = self._traceback_key(view, start, number, hit_lines)
+            if key is not None:
+                keyed.append((start, number, key))
+        last = {key: i for i, (_, _, key) in enumerate(keyed)}
+        for i, (start, number, key) in enumerate(keyed):
+            seen = self.traceback_repeats.get(key)
+            if seen is None:
+                self.traceback_repeats[key] = _Repeats((number, 0))
+            elif seen.kept < REPEATS:
+                seen.kept += 1
+            elif last[key] != i:  # a later repeat in this chunk is the latest: this one is counted
+                seen.unread += 1
+                self._drop((number, 0), key[0])
+                hit_lines.discard(start)
+                if number > self.window_until and number not in self.found:
+                    del self.lines[number]  # parsed only to be confirmed
+            else:  # the latest so far, in place of the one before
+                if seen.latest is not None:
+                    self._drop(seen.latest, key[0])
+                    seen.unread += 1
+                seen.latest = (number, 0)
+        return hit_lines
+
+    def _traceback_key(self, view: View, start: int, number: int, hit_lines: set[int]) -> _TracebackKey | None:
+        """What makes a traceback's event the same as another's (`_thin_tracebacks`), or None where it
+        cannot be told from the lines read here."""
+        hits = self.found.get(number, {})
+        if len(hits) != 1 or len(self.lines[number]) != 1:
+            return None
+        (_, index), facts = next(iter(hits.items()))
+        header = self.lines[number][0]
+        if self.rules[index].rule.assemble is not Assembly.TRACEBACK or header.rank is None or header.time is not None:
+            return None
+        if number <= self.window_until or self.assembling != {header.channel} or self._chained(view, start, header):
+            return None
+        pos = view.next_line(start + 1)
+        for n in range(number + 1, number + 1 + REPEAT_BLOCK):
+            if pos >= view.end or pos in hit_lines:  # a hit on its lines: the event absorbs it
+                return None
+            read = self._read_counted(view.raw(pos))
+            if read is None or read[0] != header.channel or not read[1].strip():
+                return None
+            text = read[1]
+            if text.startswith(_FRAME):
+                pos = view.next_line(pos + 1)
+                continue
+            if text.startswith(_NOT_A_FRAME) or not self._stamped_after(view, view.next_line(pos + 1), n + 1, header):
+                return None
+            return index, header.channel, header.host, header.pid, tuple(sorted(facts.items())), text
+        return None
+
+    def _chained(self, view: View, start: int, header: Line) -> bool:
+        """Whether a traceback's header may go on from the line over it, which its assembly reads: unless
+        that is a line of its channel, not blank, that no traceback reads on from (`Exception ignored in`,
+        `During handling of the above exception`), or it cannot be read here."""
+        if start <= view.context:
+            return True
+        read = self._read_counted(view.raw(view.line_start(start - 1)))
+        return read is None or read[0] != header.channel or not read[1].strip() or read[1].startswith(_GOES_ON)
+
+    def _stamped_after(self, view: View, pos: int, number: int, header: Line) -> bool:
+        """Whether the line at `pos` is stamped and of the header's channel and process: the exception's
+        message ends over it, and no relay's header (`-- Process N terminated`) follows."""
+        if pos >= view.end:
+            return False
+        lines = self.parser.parse(number, view.text(pos))
+        return (
+            len(lines) == 1
+            and lines[0].time is not None
+            and (lines[0].channel, lines[0].pid) == (header.channel, header.pid)
+            and not lines[0].text.startswith("-- ")
+        )
+
     def _sampled(self, view: View, cleaned: _Cleaned) -> set[int]:
         """Progress lines: all in the head, and the first and last confirmed ones of the chunk."""
         hits: set[int] = set()
@@ -494,10 +613,7 @@ class _Selection:
 
     def _surround(self, view: View, hit_lines: set[int]) -> None:
         numbered = list(view.numbers(sorted(hit_lines)))
-        for _, number in numbered:  # before any window: one may read past later hits (`_others_until`)
-            for seg, index in self.found.get(number, {}):
-                if self.rules[index].rule.assemble is not None:
-                    self.assembling.add(self.lines[number][seg].channel)
+        self._note_assembling(number for _, number in numbered)
         for start, number in numbered:
             if number not in self.done:
                 self.done.add(number)
