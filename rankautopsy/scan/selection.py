@@ -274,7 +274,7 @@ class _Selection:
         cleaned = self._cleaned(view, view.start, view.end)
         for start, rules in cleaned.main.items():
             candidates.setdefault(start, set()).update(rules)
-        hit_lines = self._confirm(view, candidates)
+        hit_lines = self._confirm(view, candidates, main=True)
         hit_lines |= self._sampled(view, cleaned)
         self._surround(view, self._thin_tracebacks(view, hit_lines))
 
@@ -315,15 +315,18 @@ class _Selection:
 
     # ---- candidates to hits ----
 
-    def _confirm(self, view: View, candidates: dict[int, set[int]]) -> set[int]:
-        """Confirm candidate lines with the rules' own regexes: the starts of lines a candidate rule matches."""
+    def _confirm(self, view: View, candidates: dict[int, set[int]], main: bool = False) -> set[int]:
+        """Confirm candidate lines with the rules' own regexes: the starts of lines a candidate rule matches.
+        In a chunk's `main` pass, no line has a hit yet: a line past the windows whose rules all count
+        repeats is counted without its number (`_counted`)."""
         hit_lines: set[int] = set()
+        past = self._past_windows(view) if main else view.end  # else: sampled progress rules, which keep
+        countable = self.countable
         for start in sorted(candidates):
-            number = view.number(start)
             rules = candidates[start]
-            fast = number > self.window_until and number not in self.found and rules <= self.countable
-            if fast and self._counted(view, start, rules):
+            if start >= past and rules <= countable and self._counted(view, start, rules):
                 continue
+            number = view.number(start)
             found = self.found.setdefault(number, {})
             fresh = number not in self.lines
             for seg, line in enumerate(self._take(view, start, number)):
@@ -344,29 +347,44 @@ class _Selection:
                     del self.lines[number]  # parsed only to be confirmed: not a selected line
         return hit_lines
 
+    def _past_windows(self, view: View) -> int:
+        """Where the chunk's first line past every window starts (the end: none is)."""
+        pos = view.start
+        for _ in range(max(0, self.window_until - view.chunk.first_line + 1)):
+            pos = view.buf.find(b"\n", pos, view.end) + 1
+            if pos == 0:
+                return view.end
+        return pos
+
     def _counted(self, view: View, start: int, rules: set[int]) -> bool:
         """A line only repeating context lines already kept REPEATS times (NCCL's identity lines, once per
         communicator and rank): counted on the first without a full parse (no time, no Line). False
         where any of its rules still wants it kept, so that the result is the one the full parse gives
         (a timestamped line marks its channel as the parse does)."""
-        read = self._read_counted(view.raw(start))
+        buf, end = view.buf, view.end
+        stop = buf.find(b"\n", start, end)
+        raw = bytes(buf[start : end if stop < 0 else stop])
+        read = self.counted_lines.get(raw) or self._read_counted(raw)
         if read is None:
             return False
         channel, text, by_rule = read
+        repeats = self.repeats
         keys = []
         for index in rules:
-            if index not in by_rule:
+            if index in by_rule:
+                key = by_rule[index]
+            else:
                 m = self.rules[index].trusted.search(text)  # a countable rule is a built-in one
-                by_rule[index] = None if m is None else _repeat_key(index, channel, facts_of(m))
-            key = by_rule[index]
+                key = by_rule[index] = None if m is None else _repeat_key(index, channel, facts_of(m))
             if key is None:
                 continue
-            if key not in self.repeats or self.repeats[key][1] < REPEATS:
+            seen = repeats.get(key)
+            if seen is None or seen[1] < REPEATS:
                 return False
             keys.append(key)
         for key in keys:
-            first, seen, _ = self.repeats[key]
-            self.repeats[key] = (first, seen + 1, None)  # as `_repeated` counts a context line
+            first, count, _ = repeats[key]
+            repeats[key] = (first, count + 1, None)  # as `_repeated` counts a context line
         return bool(keys)
 
     def _read_counted(self, raw: bytes) -> _CountedLine | None:
