@@ -14,7 +14,7 @@ corpora of benchmarks/gen_hurting.py (NCCL INFO, rank template prefix, caught tr
 hits, a tqdm line) are run the same way. The diagnosis of the fast path (Hyperscan, one worker per
 core) is compared with one process, with the RE2 engine (the fallback where Hyperscan has no wheel,
 timed like the others on sizes up to `--re2-up-to` and on every hurting corpus) and with the pure
-`regex` engine (one run, on sizes up to `--fallback-up-to` and on every hurting corpus): verdict,
+`regex` engine (one run, on sizes up to `--fallback-up-to`, hurting corpora included): verdict,
 ranks and events must be identical. Needs
 `rg` (ripgrep) and `/usr/bin/time` (Debian: `apt-get install -y ripgrep time`).
 """
@@ -275,9 +275,10 @@ def main() -> None:
     if args.hurting:
         root = args.dir / f"hurting-{args.hurting}"
         subprocess.run([sys.executable, str(HERE / "gen_hurting.py"), str(root), "--size", args.hurting], check=True)
+        n = gen_corpus.parse_size(args.hurting)
         for shape in sorted(p.name for p in root.iterdir() if p.is_dir()):
             folder = root / shape
-            results.append(bench_folder(args.dir, f"{shape} ({args.hurting})", folder, args.runs, True, True))
+            results.append(bench_folder(args.dir, f"{shape} ({args.hurting})", folder, args.runs, n <= limit, True))
     args.out.write_text(report(results, args.runs, head))
     print(f"wrote {args.out}")
 
