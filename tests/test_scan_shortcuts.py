@@ -40,13 +40,24 @@ def _blocks(draw: st.DrawFn, channel: int) -> list[str]:
     message goes on over lines of every kind an assembly stops at or reads on."""
     out = [f"2026-11-30 03:00:00,000 INFO [train.py:9] rank {channel} step 0"]  # each rank known from its own lines
     for _ in range(draw(st.integers(1, 8))):
-        kind = draw(st.sampled_from(["stamped", "plain", "blank", "traceback", "traceback"]))
+        kind = draw(st.sampled_from(["stamped", "plain", "blank", "traceback", "traceback", "ipython"]))
         if kind == "stamped":
             out.append(f"2026-11-30 03:00:{len(out) % 60:02d},000 INFO [train.py:9] rank {channel} step {len(out)}")
         elif kind == "plain":
             out.append(f"loading shard {len(out)}")
         elif kind == "blank":
             out.append("")
+        elif kind == "ipython":  # frame headers unindented: the scan's window closes at the first
+            out += [  # one, and its assembly reads on to the exception line
+                "ValueError                                Traceback (most recent call last)",
+                "<command-1357939202606131> in <module>",
+                "----> 1 trainer.fit(model)",
+                "",
+                "File ~/venv/lib/python3.11/site-packages/torch/multiprocessing/spawn.py:170, in join(self)",
+                "--> 170     raise ValueError(",
+                "",
+                "ValueError: bad sample 17",
+            ]
         else:
             frames = draw(st.integers(0, 3))
             out.append("Traceback (most recent call last):")
@@ -104,7 +115,7 @@ def _both(monkeypatch: pytest.MonkeyPatch, folder: Path, shortcut: str, off: obj
     return fast, full
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(log=_logs(), chunk=st.sampled_from([0, 256, 1024]))
 def test_a_traceback_tail_that_ends_early_gives_the_diagnosis_of_the_whole_tail(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, log: tuple[str, list[str]], chunk: int
@@ -155,6 +166,83 @@ def test_a_message_that_goes_on_after_another_ranks_lines_is_read_as_before(
         "[rank1]: 2026-11-30 03:00:30,000 INFO [train.py:9] rank 1 step 30",
         "[rank0]: 2026-11-30 03:00:30,000 INFO [train.py:9] rank 0 step 30",
     ]
+    (tmp_path / "console.log").write_text("".join(line + "\n" for line in lines))
+    fast, full = _both(monkeypatch, tmp_path, "_tail_reads", _read_all_tails)
+    assert fast == full
+
+
+# Found by the test above: a tail that ended in a replay (a header on lines a window read already), and
+# a window past it that a replayed header's 400 lines would have read on (3c063d9 ended short in both).
+_REPLAYED = [
+    [
+        "[rank0]: 2026-11-30 03:00:00,000 INFO [train.py:9] rank 0 step 0",
+        "[rank1]: 2026-11-30 03:00:00,000 INFO [train.py:9] rank 1 step 0",
+        "[rank1]: Traceback (most recent call last):",
+        "[rank1]: OSError: image file is truncated",
+        "[rank1]: Traceback (most recent call last):",
+        "[rank1]: OSError: image file is truncated",
+        "[rank1]: 2026-11-30 03:00:05,000 INFO [train.py:9] rank 1 step 5",
+        "[rank1]: Traceback (most recent call last):",
+        '[rank1]:   File "/job/data.py", line 10, in load',
+        "[rank1]:     sample = decode(raw)",
+        "[rank1]: OSError: image file is truncated",
+        "[rank0]: 2026-11-30 03:00:01,000 INFO [train.py:9] rank 0 step 1",
+        "[rank0]: Traceback (most recent call last):",
+        "[rank0]: OSError: image file is truncated",
+        "[rank0]:   with more detail on a line of its own",
+        "[rank0]: 2026-11-30 03:00:05,000 INFO [train.py:9] rank 0 step 5",
+        "[rank0]: Traceback (most recent call last):",
+        '[rank0]:   File "/job/data.py", line 10, in load',
+        "[rank0]:     sample = decode(raw)",
+        '[rank0]:   File "/job/data.py", line 11, in load',
+        "[rank0]:     sample = decode(raw)",
+        "[rank0]: OSError: image file is truncated",
+        "[rank0]:   with more detail on a line of its own",
+        "[rank0]:   with more detail on a line of its own",
+        "[rank1]:   with more detail on a line of its own",
+        "[rank1]:   with more detail on a line of its own",
+        "[rank1]:   with more detail on a line of its own",
+        "[rank1]:   with more detail on a line of its own",
+        "[rank1]:   with more detail on a line of its own",
+        "[rank1]:   with more detail on a line of its own",
+        "[rank1]:   with more detail on a line of its own",
+        "[rank1]: 2026-11-30 03:00:17,000 INFO [train.py:9] rank 1 step 17",
+        "[rank1]: 2026-11-30 03:00:18,000 INFO [train.py:9] rank 1 step 18",
+        "[rank0]:   with more detail on a line of its own",
+        "[rank0]:   with more detail on a line of its own",
+        "[rank0]: 2026-11-30 03:01:00,000 INFO [train.py:9] done",
+        "[rank1]: 2026-11-30 03:01:00,000 INFO [train.py:9] done",
+    ],
+    [
+        "[rank0]: 2026-11-30 03:00:00,000 INFO [train.py:9] rank 0 step 0",
+        "[rank0]: Traceback (most recent call last):",
+        '[rank0]:   File "/job/data.py", line 10, in load',
+        "[rank0]:     sample = decode(raw)",
+        "[rank0]: OSError: image file is truncated",
+        "[rank1]: 2026-11-30 03:00:00,000 INFO [train.py:9] rank 1 step 0",
+        "[rank1]: Traceback (most recent call last):",
+        "[rank1]: OSError: image file is truncated",
+        "[rank1]:   with more detail on a line of its own",
+        "[rank1]:   with more detail on a line of its own",
+        "[rank1]: 2026-11-30 03:00:05,000 INFO [train.py:9] rank 1 step 5",
+        "[rank1]: 2026-11-30 03:00:06,000 INFO [train.py:9] rank 1 step 6",
+        "[rank1]: 2026-11-30 03:00:07,000 INFO [train.py:9] rank 1 step 7",
+        "[rank1]: 2026-11-30 03:00:08,000 INFO [train.py:9] rank 1 step 8",
+        "[rank1]: 2026-11-30 03:00:09,000 INFO [train.py:9] rank 1 step 9",
+        "[rank0]:   with more detail on a line of its own",
+        "[rank0]:   with more detail on a line of its own",
+        "[rank0]:   with more detail on a line of its own",
+        "[rank0]:   with more detail on a line of its own",
+        "[rank0]: 2026-11-30 03:01:00,000 INFO [train.py:9] done",
+        "[rank1]: 2026-11-30 03:01:00,000 INFO [train.py:9] done",
+    ],
+]
+
+
+@pytest.mark.parametrize("lines", _REPLAYED)
+def test_a_tail_that_ends_in_a_replay_gives_the_diagnosis_of_the_whole_tail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lines: list[str]
+) -> None:
     (tmp_path / "console.log").write_text("".join(line + "\n" for line in lines))
     fast, full = _both(monkeypatch, tmp_path, "_tail_reads", _read_all_tails)
     assert fast == full

@@ -57,6 +57,9 @@ BEFORE = {
 TRACEBACK_TAIL = 12  # lines kept after a traceback's `Type: message` line (a message of several lines), at most
 MESSAGE_LINES = 4  # of them, the lines of its channel that may go on with the message (`assemble_traceback`)
 _NOT_THE_END = ("Traceback", "During handling of the above exception", "The above exception was")
+# CPython's header: its assembly reads the message after the exception line as `_Tail` does. Others (IPython's
+# `ValueError   Traceback (most recent call last)`, with unindented frame headers) read all TRACEBACK_TAIL lines.
+PYTHON_HEADER = "Traceback (most recent call last):"
 # What a traceback's frame line starts with (indentation, or the box of rich's handler), as its assembly reads.
 _FRAME = (" ", "\t", "│", "╰", "╭")
 # A line between a header and its exception line that an assembly reads otherwise than a frame (a chained
@@ -204,6 +207,7 @@ class _Tail:
     until: int  # the last line it may take: TRACEBACK_TAIL after the exception line
     more: int = 0  # lines of its channel, not blank, read after the exception line
     ended: bool = False  # a blank line came: the next line of its channel is the last one read
+    whole: bool = False  # after another header than CPython's: it reads all TRACEBACK_TAIL lines
 
 
 @dataclass(slots=True)
@@ -234,6 +238,7 @@ class _Selection:
     window_until: int = 0  # select every line up to this number (an assembler reads them)
     tracebacks: dict[Channel, bool] = field(default_factory=dict)  # open traceback windows: a frame seen?
     tails: dict[Channel, _Tail] = field(default_factory=dict)  # closed ones still reading after the exception
+    whole_tails: set[Channel] = field(default_factory=set)  # open ones under another header than CPython's
     unread: dict[Channel, int] = field(default_factory=dict)  # tails ended early: the lines they left (to)
     assembling: set[Channel] = field(default_factory=set)  # channels with a hit an assembly reads on from
     traceback_until: int = 0  # where the closed traceback windows end
@@ -484,6 +489,8 @@ class _Selection:
         header = self.lines[number][0]
         if self.rules[index].rule.assemble is not Assembly.TRACEBACK or header.rank is None or header.time is not None:
             return None
+        if not header.text.startswith(PYTHON_HEADER):  # what follows another header is read otherwise
+            return None
         if number <= self.window_until or self.assembling != {header.channel} or self._chained(view, start, header):
             return None
         pos = view.next_line(start + 1)
@@ -642,7 +649,8 @@ class _Selection:
         for seg, index in self.found.get(number, {}):
             rule = self.rules[index].rule
             if rule.assemble is Assembly.TRACEBACK:
-                self._open_traceback(self.lines[number][seg].channel, number)
+                header = self.lines[number][seg]
+                self._open_traceback(header.channel, number, header.text.startswith(PYTHON_HEADER))
             elif rule.assemble is not None:
                 self.other_until = max(self.other_until, number + AFTER[rule.assemble])
             if rule.assemble is not None:
@@ -663,6 +671,8 @@ class _Selection:
             pos = view.line_start(pos - 1)
             self._take(view, pos, n)
         self.window_until = max(self.window_until, number + after)
+        if not self.tracebacks:  # a traceback's header on lines read already, its end among them too
+            self.window_until = self._traceback_window()
         self._fill_window(view, start, number)
 
     def _fill_window(self, view: View, start: int, number: int) -> None:
@@ -670,22 +680,27 @@ class _Selection:
         chunk, line, end = self.filled
         if chunk == view.chunk.first_line and number <= line:  # walked already: go on from there
             pos, n = end, line + 1
-        while n <= self.window_until and pos < view.end and self._window_room():
+        while True:
+            if self.unread and n > self.window_until:  # tails that ended early (here, or in a replay)
+                self.traceback_until = max(self.traceback_until, self._others_until(view, pos, n))
+                self.window_until = max(self.window_until, self.traceback_until)
+            if not (n <= self.window_until and pos < view.end and self._window_room()):
+                break
             lines = self._take(view, pos, n)
             if (self.tracebacks or self.tails) and self._traceback_ends(lines, n):
                 self.window_until = self._traceback_window()
             pos, n = view.next_line(pos + 1), n + 1
-            if self.unread and n > self.window_until:
-                self.window_until = max(self.window_until, self._others_until(view, pos, n))
         if pos != start:
             self.filled = (view.chunk.first_line, n - 1, pos)
 
-    def _open_traceback(self, channel: Channel, number: int) -> None:
+    def _open_traceback(self, channel: Channel, number: int, python: bool = True) -> None:
         """A traceback header's window. One opened on lines a window already walked takes its state from
         them (each line is walked once, however many headers a window holds); one still open goes on."""
         if channel in self.tracebacks:
             return
         self.tracebacks[channel] = False
+        if not python:
+            self.whole_tails.add(channel)
         earlier = self.tails.pop(channel, None)  # its lines were read: the replay is the new one's
         for n in range(number, self.filled[1] + 1):
             if self._traceback_ends([line for line in self.lines.get(n, ()) if line.channel == channel], n, channel):
@@ -711,7 +726,9 @@ class _Selection:
                 self.tracebacks[line.channel] = True
             elif framed and not line.text.startswith(_NOT_THE_END):
                 del self.tracebacks[line.channel]
-                self.tails[line.channel] = _Tail(line.pid, number + TRACEBACK_TAIL)
+                whole = line.channel in self.whole_tails
+                self.whole_tails.discard(line.channel)
+                self.tails[line.channel] = _Tail(line.pid, number + TRACEBACK_TAIL, whole=whole)
         return not self.tracebacks
 
     def _tail_reads(self, line: Line, blank: bool, number: int, only: Channel | None) -> None:
@@ -726,7 +743,7 @@ class _Selection:
                 ended.ended = ended.ended or only is None or channel == only
             return
         tail = self.tails.get(line.channel)
-        if tail is None or tail.pid != line.pid:
+        if tail is None or tail.pid != line.pid or tail.whole:
             return
         if tail.ended or line.time is not None or tail.more == MESSAGE_LINES:
             del self.tails[line.channel]
