@@ -29,9 +29,12 @@ class View:
         # line starts with known numbers: count newlines from the nearest
         partial = chunk.end > chunk.start and chunk.buf[chunk.end - 1] != 0x0A  # a last line without `\n`
         self._anchors = [(chunk.start, chunk.first_line), (chunk.end, chunk.first_line + chunk.lines - partial)]
+        self._known: dict[int, int] = {}  # line start -> number: a hit's is asked for again and again
 
     def number(self, start: int) -> int:
         """The number of the line starting at `start`."""
+        if (known := self._known.get(start)) is not None:
+            return known
         at, number = self._anchors[0]
         for anchor in self._anchors[1:]:  # the nearest (a loop: min() with a key costs more at 100k calls)
             if abs(anchor[0] - start) < abs(at - start):
@@ -41,6 +44,7 @@ class View:
         else:
             number -= self.buf.count(b"\n", start, at)
         self._anchors[2:] = [(start, number)]
+        self._known[start] = number
         return number
 
     def numbers(self, starts: list[int]) -> Iterable[tuple[int, int]]:
