@@ -475,10 +475,11 @@ def _precedes(tl: Timeline, a: int, b: int) -> bool:
 
 def _candidate(tl: Timeline, r: RankState) -> Candidate | None:
     code = signal_code(r.exit.code) if r.exit else None
+    steps = [j for j in r.events if tl.events[j].role is Role.PROGRESS]  # a few: the scan thins them
     causes = [
         i
         for i in r.events
-        if tl.events[i].role is Role.CAUSE and not _after_its_exit(tl, r, i) and not _went_on(tl, r, i)
+        if tl.events[i].role is Role.CAUSE and not _after_its_exit(tl, r, i) and not _went_on(tl, r, i, steps)
     ]
     if causes:
         best = _decisive(tl, causes)
@@ -519,16 +520,18 @@ def _candidate(tl: Timeline, r: RankState) -> Candidate | None:
 _CATCHABLE = frozenset({Cause.PYTHON_EXCEPTION, Cause.CUDA_OOM})  # raised in the rank's Python: can be caught
 
 
-def _went_on(tl: Timeline, r: RankState, index: int) -> bool:
+def _went_on(tl: Timeline, r: RankState, index: int, steps: list[int]) -> bool:
     """A Python exception or CUDA OOM that the rank lived past: a step line of the same stream after it
-    in the file and in time, before any exit of the rank was noticed (caught and logged, not a death)."""
+    in the file and in time, before any exit of the rank was noticed (caught and logged, not a death).
+    `steps` are the rank's progress events, in its events' order (a rank that caught thousands of
+    exceptions has thousands of events: each is held against these few, not against all)."""
     e = tl.events[index]
     if e.cause not in _CATCHABLE or e.time is None:
         return False
     noticed = r.exit.noticed if r.exit is not None else None
-    for j in r.events:
+    for j in steps:
         p = tl.events[j]
-        if p.role is not Role.PROGRESS or p.where.source != e.where.source or p.where.line <= e.where.line:
+        if p.where.source != e.where.source or p.where.line <= e.where.line:
             continue  # later in the file is not enough: a tee'd stdout and stderr arrive out of order
         if p.time is not None and p.time.earliest > e.time.latest:
             return noticed is None or noticed.earliest > p.time.latest
