@@ -15,9 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rankautopsy import pipeline
+from rankautopsy.model import StreamKind
 from rankautopsy.pipeline import Options, diagnose
 from rankautopsy.scan import selection
-from rankautopsy.scan.matcher import Hit
+from rankautopsy.scan.literals import TWINS
+from rankautopsy.scan.matcher import Budget, CompiledRule, Hit, facts_of, match_line
 from rankautopsy.sources import read
 
 _LAST = "2026-11-30 03:01:00,000 INFO [train.py:9] done"
@@ -347,3 +349,47 @@ def test_a_caught_traceback_logged_a_thousand_times_is_read_once_a_chunk_and_kep
     # four caught and the fatal one, and at most one a chunk's end cuts (its repeat cannot be told there)
     assert 5 <= kept[0] <= 5 + chunks
     assert 5 <= len(windows) <= 5 + 2 * chunks  # the three first, the last of each chunk, the one it cuts
+
+
+def _rules() -> list[CompiledRule]:
+    return pipeline._load(Options(paths=[]))[0]
+
+
+_EXAMPLES = sorted(
+    {e.line for r in _rules() for e in r.rule.match_examples} | {t for r in _rules() for t in r.rule.no_match_examples}
+)
+
+
+def _every_rule_tried(text: str, rules: list[CompiledRule], kind: StreamKind) -> list[tuple[str, dict[str, str]]]:
+    """`match_line` as it was: each rule's literals looked for in turn."""
+    raw = text.encode("utf-8", "surrogateescape")
+    lowered, twins = raw.lower(), any(twin in raw for twin in TWINS)
+    budget = Budget()
+    out = []
+    for compiled in rules:
+        tried = compiled.applies_to(kind) and compiled.may_match(raw, lowered, twins)
+        if tried and (m := budget.search(compiled, text)) is not None:
+            out.append((compiled.rule.id, facts_of(m)))
+    return out
+
+
+@settings(max_examples=800, deadline=None)
+@given(
+    line=st.sampled_from(_EXAMPLES),
+    cut=st.integers(0, 200),
+    noise=st.text(alphabet="aſKİ :[]0x", max_size=6),
+    twins=st.booleans(),
+    kind=st.sampled_from(list(StreamKind)),
+)
+def test_a_line_is_classified_by_the_rules_whose_literals_it_holds_as_by_trying_each_rule(
+    line: str, cut: int, noise: str, twins: bool, kind: StreamKind
+) -> None:
+    """`match_line` finds the rules to run from one table of every rule's literals (an exception line of
+    each of thousands of caught tracebacks is classified): the rules every rule tried in turn finds,
+    also where a letter is one of the non-ASCII ones a case-insensitive rule matches (`ſ`, `K`, `İ`)."""
+    rules = _rules()
+    text = line[:cut] + noise + line[cut:]
+    if twins:
+        text = text.translate(str.maketrans({"s": "ſ", "k": "K", "K": "K"}))
+    got = [(h.rule.rule.id, h.facts) for h in match_line(text, rules, kind)]
+    assert got == _every_rule_tried(text, rules, kind)

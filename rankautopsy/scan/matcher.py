@@ -240,11 +240,54 @@ def match_line(text: str, rules: Sequence[CompiledRule], kind: StreamKind, budge
     budget = budget or Budget()
     raw = text.encode("utf-8", "surrogateescape")
     lowered = raw.lower()
-    twins = any(twin in raw for twin in TWINS)
+    by_needle = _needles(rules, kind)
+    candidates = set(by_needle.always)
+    if any(twin in raw for twin in TWINS):  # a folded needle may miss a line with `ſ`, `K` or `İ`
+        candidates.update(by_needle.folded_rules)
+    for needle, folded, owners in by_needle.needles:
+        if needle in (lowered if folded else raw):
+            candidates.update(owners)
     out = []
-    for compiled in rules:
-        if not compiled.applies_to(kind) or not compiled.may_match(raw, lowered, twins):
-            continue
+    for i in sorted(candidates):
+        compiled = rules[i]
         if (m := budget.search(compiled, text)) is not None:
             out.append(Hit(compiled, 0, facts_of(m)))
     return out
+
+
+@record
+class _Needles:
+    """The literals of a rule list's rules for one stream kind, each with the rules that need it: a line
+    holding none of a rule's literals is not one it matches (`CompiledRule.may_match`)."""
+
+    needles: tuple[tuple[bytes, bool, tuple[int, ...]], ...]  # needle, look in lowered bytes, rule positions
+    always: tuple[int, ...]  # rules without literals
+    folded_rules: tuple[int, ...]  # rules whose literals are lowered
+
+
+_NEEDLES: dict[tuple[int, int, StreamKind], tuple[Sequence[CompiledRule], _Needles]] = {}
+
+
+def _needles(rules: Sequence[CompiledRule], kind: StreamKind) -> _Needles:
+    """`_Needles` of a rule list, worked out once (the list is kept with them: its id is not reused)."""
+    key = (id(rules), len(rules), kind)
+    if (known := _NEEDLES.get(key)) is not None and known[0] is rules:
+        return known[1]
+    owners: dict[tuple[bytes, bool], list[int]] = {}
+    always, folded = [], []
+    for i, compiled in enumerate(rules):
+        if not compiled.applies_to(kind):
+            continue
+        found = compiled.literals
+        if found is None:
+            always.append(i)
+            continue
+        if found.folded:
+            folded.append(i)
+        for needle in found.needles:
+            owners.setdefault((needle, found.folded), []).append(i)
+    made = _Needles(tuple((n, f, tuple(o)) for (n, f), o in owners.items()), tuple(always), tuple(folded))
+    if len(_NEEDLES) > 16:
+        _NEEDLES.clear()
+    _NEEDLES[key] = (rules, made)
+    return made
