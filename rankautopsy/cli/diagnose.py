@@ -176,12 +176,13 @@ def emit(result: "Diagnosis", fmt: Format, output: str | None, terminal: Callabl
 
     from rankautopsy.render import render_text
 
-    text = None if fmt is Format.TERMINAL else render_text(result, fmt) + "\n"
-    if output is not None:
-        _write(Path(output), text if text is not None else _plain_report(result))
+    text = None if fmt is Format.TERMINAL else render_text(result, fmt)  # its line end written apart: not
+    if output is not None:  # a copy of a report of tens of MB
+        _write(Path(output), text if text is not None else _plain_report(result), "\n" if text is not None else "")
         terminal()
     elif text is not None:
         sys.stdout.write(text)
+        sys.stdout.write("\n")
     else:
         terminal()
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -200,9 +201,10 @@ def _plain_report(result: "Diagnosis") -> str:
     return buffer.getvalue()
 
 
-def _write(path: "Path", text: str) -> None:
+def _write(path: "Path", text: str, end: str = "") -> None:
     with _opened(path, "w") as handle:
         handle.write(text)
+        handle.write(end)
 
 
 def _opened(path: "Path", mode: str) -> IO[str]:

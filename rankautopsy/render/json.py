@@ -5,6 +5,8 @@ Its JSON Schema ships as rankautopsy/schema/diagnosis-2.json; the changelog is i
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from json.encoder import encode_basestring
 from typing import Any
@@ -40,8 +42,8 @@ def render_json(d: Diagnosis, version: str | None = None) -> str:
         "schema": SCHEMA,
         "tool": {"name": TOOL, "version": version or _package_version()},
         "verdict": _verdict(d.verdict),
-        "ranks": [_rank(r) for r in d.ranks],
-        "events": [_event(e) for e in d.events],
+        "ranks": _Each(d.ranks, _rank),
+        "events": _Each(d.events, _event),
         "inputs": [_input(i) for i in d.inputs],
         "skipped": [_skipped(s) for s in d.skipped],
     }
@@ -88,6 +90,8 @@ def _write(value: Any, pad: str, out: list[str]) -> None:
                 _write(item, inner, out)
             sep = "," + inner
         out.append(pad + "}")
+    elif isinstance(value, _Each):
+        _write_each(value, pad, out)
     elif isinstance(value, list | tuple):
         if not value:
             out.append("[]")
@@ -107,6 +111,29 @@ def _write(value: Any, pad: str, out: list[str]) -> None:
         out.append(pad + "]")
     else:
         out.append(json.dumps(value))  # floats (nan, inf) as json writes them; anything else raises
+
+
+@dataclass(frozen=True)
+class _Each:
+    """A list written as `_write` writes a list, each item made and joined on its own: a report of tens
+    of thousands of events is never held as all their dicts and a million small strings at once."""
+
+    items: Sequence[Any]
+    make: Callable[[Any], Any]
+
+
+def _write_each(value: _Each, pad: str, out: list[str]) -> None:
+    if not value.items:
+        out.append("[]")
+        return
+    inner = pad + "  "
+    sep = "[" + inner
+    for item in value.items:
+        part = [sep]
+        _write(value.make(item), inner, part)
+        out.append("".join(part))
+        sep = "," + inner
+    out.append(pad + "]")
 
 
 _CONSTANTS = {None: "null", True: "true", False: "false"}
