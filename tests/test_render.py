@@ -367,3 +367,13 @@ def test_make_console_colour_switch(monkeypatch: pytest.MonkeyPatch) -> None:
     render_terminal(oom_diagnosis(), make_console(coloured, WIDTH, color=True))
     assert "\x1b" not in plain.getvalue()
     assert "\x1b[" in coloured.getvalue()
+
+
+@given(st.lists(_JSON_VALUES, max_size=5), st.integers(0, 3))
+def test_a_list_written_item_by_item_is_the_list_written_whole(items: list[Any], depth: int) -> None:
+    """Ranks and events are written one at a time (`_Each`): the same bytes as the list they make."""
+    whole: Any = [dict(item=i) for i in items]
+    each: Any = rjson._Each(items, lambda i: dict(item=i))
+    for _ in range(depth):
+        whole, each = {"k": whole}, {"k": each}
+    assert rjson.dumps(each) == rjson.dumps(whole)
