@@ -9,9 +9,9 @@ installed wheel has it, in a prefix under the temp dir). Then for each size: gen
 there, write the rule lists (benchmarks/rule_lists.py), run every command once to warm the page cache (and
 rankautopsy's cache), then `--runs` rounds of all commands in turn (alternating); each run is timed
 from outside, its CPU time and peak RSS read from `/usr/bin/time`. The tables give medians, min–max
-and the ratio of medians to `rg -j1` with the rules' own patterns. With `--hurting SIZE`, the five
-corpora of benchmarks/gen_hurting.py (NCCL INFO, rank template prefix, caught tracebacks, a million
-hits, a tqdm line) are run the same way. The diagnosis of the fast path (Hyperscan, one worker per
+and the ratio of medians to `rg -j1` with the rules' own patterns. With `--hurting SIZE`, the six
+corpora of benchmarks/gen_hurting.py (NCCL INFO, rank template prefix, caught tracebacks alike and
+unlike, a million hits, a tqdm line) are run the same way. The diagnosis of the fast path (Hyperscan, one worker per
 core) is compared with one process, with the RE2 engine (the fallback where Hyperscan has no wheel,
 timed like the others on sizes up to `--re2-up-to` and on every hurting corpus) and with the pure
 `regex` engine (one run, on sizes up to `--fallback-up-to`, hurting corpora included): verdict,

@@ -11,7 +11,8 @@ Every corpus is 8 per-rank files of a job in which rank 5 raises `ValueError: ba
 - `prefixed`: `TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[${rank}]:'` (torchrun's own rank prefix on
   every line), so a byte-level prefilter for prefixes matches every line;
 - `caught-tracebacks`: a data loader that logs a caught exception with its traceback every 500 lines
-  (`logger.exception`), then goes on;
+  (`logger.exception`), then goes on; `caught-distinct` the same, each exception's message different
+  (no two tracebacks are repeats: every one is an event);
 - `million-hits`: one rank logs NCCL identity lines (`cudaDriverVersion`, `Init COMPLETE`: lines
   rules match) on every step, a million of them;
 - `tqdm-line`: tqdm redraws one bar with `\\r` for a whole epoch (a 16 MiB line with no `\\n`), and
@@ -76,8 +77,9 @@ def _death(rank: int, step: int) -> list[str]:
     return [*_TRACEBACK, f"ValueError: bad sample {step * 8 + rank}"]
 
 
-def _caught(step: int) -> list[str]:
+def _caught(step: int, distinct: bool = False) -> list[str]:
     at = _stamp(_START + timedelta(milliseconds=700 * step))
+    bad = f"{step * 7 % 4093} bytes" if distinct else "3 bytes"  # a message that names its sample: no repeat
     return [
         f"{at} ERROR [data.py:90] could not decode sample {step}, skipping",
         "Traceback (most recent call last):",
@@ -85,7 +87,7 @@ def _caught(step: int) -> list[str]:
         "    image = decode(raw)",
         '  File "/job/codec.py", line 12, in decode',
         "    raise OSError('image file is truncated')",
-        "OSError: image file is truncated (3 bytes not processed)",
+        f"OSError: image file is truncated ({bad} not processed)",
     ]
 
 
@@ -108,10 +110,10 @@ def _lines(shape: str, rank: int, budget: int, rng: random.Random) -> Iterator[s
             block += _nccl(rank, step, rng) if rng.random() < 0.45 else []
             block.append(f"{now} INFO [data.py:40] batch {step} of shard {step % 512} ready")
             block.append(f"{now} INFO [optim.py:77] grad norm {rng.random() * 4:.3f} clip 1.0")
-        elif shape == "caught-tracebacks":
+        elif shape in ("caught-tracebacks", "caught-distinct"):
             block += [f"{now} INFO [data.py:40] batch {step} ready"] * 3
             if step % 125 == 0:
-                block += _caught(step)
+                block += _caught(step, distinct=shape == "caught-distinct")
         elif shape == "million-hits":
             block += _retry(step) if rank == 3 else [f"{now} INFO [data.py:40] batch {step} ready"]
         else:
@@ -156,7 +158,8 @@ def write(shape: str, folder: Path, size: int, seed: int) -> None:
 
 
 SHAPES: dict[str, Callable[..., None]] = {
-    name: write for name in ("nccl-info", "prefixed", "caught-tracebacks", "million-hits", "tqdm-line")
+    name: write
+    for name in ("nccl-info", "prefixed", "caught-tracebacks", "caught-distinct", "million-hits", "tqdm-line")
 }
 
 
