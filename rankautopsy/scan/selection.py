@@ -5,11 +5,16 @@ Selected, besides every line that a rule matches (confirmed by the rule's own re
 - of progress lines (step counters), only a sample: each channel's first one in the first SNIFF_LINES
   lines and last one in the tail, and the first and last of each chunk (the pipeline keeps a rank's
   first, last and highest step; steps are taken to grow, so the highest is among the last);
-- after a line of an assembling rule, the lines its assembler reads (a traceback's body, a faulthandler
-  dump, a torchrun table entry), and before a table entry those its "Root Cause" lookup reads;
+- after a line of an assembling rule, the lines its assembler reads (a traceback's body and the rest of
+  its message, a faulthandler dump, a torchrun table entry), and before a table entry those its "Root
+  Cause" lookup reads;
 - for a line without a timestamp of its own, the nearest earlier and later timestamped lines of its
   channel (and the nearest earlier one of any channel): `line_time` reads its time from them;
 - in the tail, the last timestamped line of every channel seen: each rank's last sign of life.
+
+Not selected: a line repeating a context line already kept REPEATS times (counted on the first), and a
+traceback repeating one already read REPEATS times that a later repeat in its chunk replaces as the
+latest (counted, its window never read).
 
 Walks to timestamped neighbours are bounded (WALK_BYTES, WALK_LINES); a neighbour further away than that,
 or a traceback longer than its window, is not seen. Memory is bounded by the buffer and by what is
