@@ -361,14 +361,16 @@ _EXAMPLES = sorted(
 
 
 def _every_rule_tried(text: str, rules: list[CompiledRule], kind: StreamKind) -> list[tuple[str, dict[str, str]]]:
-    """`match_line` as it was: each rule's literals looked for in turn."""
+    """`match_line` as it was: each rule's literals looked for in turn (its `may_match`)."""
     raw = text.encode("utf-8", "surrogateescape")
     lowered, twins = raw.lower(), any(twin in raw for twin in TWINS)
     budget = Budget()
     out = []
     for compiled in rules:
-        tried = compiled.applies_to(kind) and compiled.may_match(raw, lowered, twins)
-        if tried and (m := budget.search(compiled, text)) is not None:
+        found = compiled.literals
+        hay = lowered if found is not None and found.folded else raw
+        may = found is None or (found.folded and twins) or any(needle in hay for needle in found.needles)
+        if compiled.applies_to(kind) and may and (m := budget.search(compiled, text)) is not None:
             out.append((compiled.rule.id, facts_of(m)))
     return out
 

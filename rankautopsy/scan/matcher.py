@@ -58,14 +58,6 @@ class CompiledRule:
     def applies_to(self, kind: StreamKind) -> bool:
         return not self.rule.streams or kind in self.rule.streams
 
-    def may_match(self, raw: bytes, lowered: bytes, twins: bool) -> bool:
-        """False when the line (its UTF-8 bytes, and lowered) lacks every literal the rule needs."""
-        found = self.literals
-        if found is None or (found.folded and twins):
-            return True
-        hay = lowered if found.folded else raw
-        return any(needle in hay for needle in found.needles)
-
 
 @functools.cache
 def _regex(pattern: str, ignorecase: bool) -> regex.Pattern[str]:
@@ -258,7 +250,8 @@ def match_line(text: str, rules: Sequence[CompiledRule], kind: StreamKind, budge
 @record
 class _Needles:
     """The literals of a rule list's rules for one stream kind, each with the rules that need it: a line
-    holding none of a rule's literals is not one it matches (`CompiledRule.may_match`)."""
+    holding none of a rule's literals is not one it matches, unless the rule's literals are lowered and
+    the line has a letter that lowers to no ASCII one but matches one case-insensitively (TWINS)."""
 
     needles: tuple[tuple[bytes, bool, tuple[int, ...]], ...]  # needle, look in lowered bytes, rule positions
     always: tuple[int, ...]  # rules without literals
