@@ -371,10 +371,7 @@ class _Selection:
         communicator and rank): counted on the first without a full parse (no time, no Line). False
         where any of its rules still wants it kept, so that the result is the one the full parse gives
         (a timestamped line marks its channel as the parse does)."""
-        buf, end = view.buf, view.end
-        stop = buf.find(b"\n", start, end)
-        raw = bytes(buf[start : end if stop < 0 else stop])
-        read = self.counted_lines.get(raw) or self._read_counted(raw)
+        read = self._read_counted(view.raw(start))
         if read is None:
             return False
         channel, text, by_rule = read
