@@ -550,6 +550,63 @@ def test_a_stop_that_python_drops_is_raised_again(after: str) -> None:
     assert (done.stdout, done.stderr) == (b"stopped 15\n", b"")
 
 
+SWALLOWED_STOP = """
+import os, signal, sys, time
+from rankautopsy import cli
+
+try:
+    with cli._signals():
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(1)
+        except BaseException:
+            pass  # as CPython 3.11 lost a stop raised while it compiled a module being imported
+        {after}
+    print("ran on")
+except cli._Stopped as stop:
+    print("stopped", stop.signum)
+"""
+
+
+@pytest.mark.parametrize(
+    "after",
+    ["while True: cli.raise_if_stopped(); time.sleep(0.01)", "sum(range(10))"],
+    ids=["a-loop-that-would-run-on", "at-the-end"],
+)
+def test_a_stop_that_something_swallows_is_raised_again(after: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", SWALLOWED_STOP.format(after=after)], capture_output=True, timeout=60, check=False
+    )
+    assert (done.stdout, done.stderr) == (b"stopped 15\n", b"")
+
+
+WRAPPED_STOP = """
+import os, signal, sys
+from rankautopsy import cli
+from rankautopsy.cli import quick
+
+class Stops:
+    def __set_name__(self, owner, name):
+        os.kill(os.getpid(), signal.SIGTERM)  # the handler's stop becomes a RuntimeError here (3.11)
+
+def command():
+    class Made:
+        field = Stops()
+    return 0
+
+quick.parse = lambda args: command
+sys.argv = ["rankautopsy", "diagnose", "x"]
+cli.main()
+"""
+
+
+def test_a_stop_python_wraps_in_another_exception_ends_the_run_as_the_stop() -> None:
+    """A stop raised in `__set_name__` (a class made while the handler runs) reaches the CLI as a
+    RuntimeError: the run dies of the signal, not of an 'internal error'."""
+    done = subprocess.run([sys.executable, "-c", WRAPPED_STOP], capture_output=True, timeout=60, check=False)
+    assert (done.returncode, done.stdout, done.stderr) == (-signal.SIGTERM, b"", b"")
+
+
 def test_other_dropped_exceptions_are_still_reported() -> None:
     script = DROPPED_STOP.replace("os.kill(os.getpid(), signal.SIGTERM)", "1 / 0").format(after="pass")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=60, check=False)

@@ -62,7 +62,19 @@ class _Stopped(_Unwind):
 
 
 def _stop(signum: int, frame: FrameType | None) -> None:
+    _received.append(signum)
     raise _Stopped(signum)
+
+
+_received: list[int] = []  # the stops the handler raised, kept until the run ends
+
+
+def raise_if_stopped() -> None:
+    """A stop raised again where something swallowed it without a trace: CPython 3.11 can lose one that
+    arrives while it compiles a module being imported (`watch` went on polling after a SIGTERM). For a
+    loop that would otherwise run on forever; the end of the run checks too."""
+    if _received:
+        raise _Stopped(_received[-1])
 
 
 _STOPS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
@@ -89,7 +101,9 @@ def _signals() -> Iterator[None]:
         yield
         if _dropped and isinstance(_dropped[-1], _Stopped):  # dropped so late that its timer has not fired
             _raise_dropped()
+        raise_if_stopped()  # swallowed without a trace
     finally:
+        _received.clear()
         sys.unraisablehook = hook
         if _dropped:
             signal.setitimer(signal.ITIMER_REAL, 0)
@@ -160,6 +174,7 @@ def _run(args: list[str]) -> int:
             sys.stderr.write(f"{PROG}: error: {line}\n")
         return Exit.ERROR
     except Exception as exc:  # the one place that turns a bug into one line
+        raise_if_stopped()  # not a bug: a stop Python wrapped (in `__set_name__`, a RuntimeError)
         if _state["debug"]:
             raise
         _fail(f"internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)")

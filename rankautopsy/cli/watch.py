@@ -92,6 +92,7 @@ def watch_command(
     """Follow a running job's logs; print the first death (or hang culprit) seconds after it happens."""
     from datetime import timedelta
 
+    from rankautopsy.cli import raise_if_stopped
     from rankautopsy.cli.diagnose import boot_of, emit, use_color, zone_of
     from rankautopsy.live import Watcher, WatchOptions
     from rankautopsy.model import Outcome
@@ -116,6 +117,7 @@ def watch_command(
     try:  # SIGINT and SIGTERM unwind from here (the CLI's one exit path), the status line cleared
         report = None
         while report is None:
+            raise_if_stopped()
             while lines is not None and not lines.empty():
                 watcher.push_stdin(lines.get_nowait())
             report = watcher.poll(time.monotonic())
