@@ -75,14 +75,16 @@ def _trusted(pattern: str, ignorecase: bool) -> AnyPattern:
     except re.error:
         return _regex(pattern, ignorecase)
     if renamed != pattern:
-        _HOLDERS[compiled] = holders
+        _HOLDERS[id(compiled)] = compiled, holders
     return compiled
 
 
 # `regex` lets a name repeat (one per branch of an alternation), `re` does not: the n-th repeat of a
 # name is renamed `<name>_twin_<n>` and its facts are merged back under the name.
 _GROUP = recache.compile(r"(?<!\\)\(\?P<(\w+)>")
-_HOLDERS: dict[re.Pattern[str], tuple[tuple[str, tuple[str, ...]], ...]] = {}
+# Keyed by the pattern's id, kept alive in the value: hashing a compiled `re` pattern hashes its whole
+# program, on every hit.
+_HOLDERS: dict[int, tuple[re.Pattern[str], tuple[tuple[str, tuple[str, ...]], ...]]] = {}
 
 
 def _rename_twins(pattern: str) -> tuple[str, tuple[tuple[str, tuple[str, ...]], ...]]:
@@ -174,9 +176,10 @@ def facts_of(match: AnyMatch) -> dict[str, str]:
     """The named groups that took a value; a repeated name takes the last of its groups that did, as
     in `regex`, where the groups of one name share one number."""
     found = match.groupdict()
-    holders = _HOLDERS.get(match.re) if match.re.__class__ is re.Pattern else None
-    if holders is None:
-        return {k: v for k, v in found.items() if v is not None}
+    held_by = _HOLDERS.get(id(match.re))
+    if held_by is None or held_by[0] is not match.re:
+        return found if None not in found.values() else {k: v for k, v in found.items() if v is not None}
+    holders = held_by[1]
     facts = {}
     for name, held in holders:
         for group in reversed(held):
