@@ -30,6 +30,7 @@ class View:
         partial = chunk.end > chunk.start and chunk.buf[chunk.end - 1] != 0x0A  # a last line without `\n`
         self._anchors = [(chunk.start, chunk.first_line), (chunk.end, chunk.first_line + chunk.lines - partial)]
         self._known: dict[int, int] = {}  # line start -> number: a hit's is asked for again and again
+        self._ends: dict[int, int] = {}  # line start -> end, for the lines of `by_line`'s matches
 
     def number(self, start: int) -> int:
         """The number of the line starting at `start`."""
@@ -57,7 +58,8 @@ class View:
         return self.end if end < 0 else end
 
     def raw(self, start: int) -> bytes:
-        return bytes(self.buf[start : self.line_end(start)])
+        end = self._ends.get(start)
+        return bytes(self.buf[start : self.line_end(start) if end is None else end])
 
     def text(self, start: int) -> str:
         return self.raw(start).decode("utf-8", "replace")
@@ -78,11 +80,13 @@ class View:
         out: dict[int, set[int]] = {}
         end = -1
         rules: set[int] = set()
+        buf, context, last, ends = self.buf, self.context, self.end, self._ends
         for pos, rule in sorted(matches):  # in order, a line's bounds are looked for once (a line of a
             at = base + pos  # million `\r` pieces holds a million matches)
-            if at >= end:
-                start = self.line_start(at + 1)
-                end = self.line_end(start)
+            if at >= end:  # `line_start` and `line_end` written out: a call each costs more at 1M lines
+                start = max(context, buf.rfind(b"\n", context, max(at + 1, context)) + 1)
+                end = buf.find(b"\n", start, last)
+                end = ends[start] = last if end < 0 else end
                 rules = out.setdefault(start, set())
             rules.add(rule)
         return out

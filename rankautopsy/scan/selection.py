@@ -36,7 +36,7 @@ from rankautopsy.model import Assembly, Effect, Role, Rule, StreamKind
 from rankautopsy.records import record
 from rankautopsy.scan.chunkview import ChannelCache, View, head_end, logical_lines, sample
 from rankautopsy.scan.engine import Ahead, Engine, Match
-from rankautopsy.scan.matcher import Budget, CompiledRule, Hit, facts_of
+from rankautopsy.scan.matcher import AnyPattern, Budget, CompiledRule, Hit, facts_of
 from rankautopsy.sources.clocks import ClockContext
 from rankautopsy.sources.discover import Source
 from rankautopsy.sources.lines import SNIFF_LINES, Channel, Line, LineParser, Stream, build_stream
@@ -157,15 +157,13 @@ def _read_whole(selection: _Selection, parts: list[bytes], chunks: Iterable[Chun
                     dropped.add(repeat.drop[0])
                 if repeat.keep:
                     hits.append(Hit(compiled, index, facts))
-    for (first, _), seen, _ in selection.repeats.values():
-        if seen > REPEATS:
-            hits[first].facts["repeats"] = str(seen)
+    for seen in selection.repeats.values():
+        if seen.seen > REPEATS:
+            hits[seen.first[0]].facts["repeats"] = str(seen.seen)
     return stream, [hit for i, hit in enumerate(hits) if i not in dropped]
 
 
-_Seen = tuple[tuple[int, int], int, tuple[int, int] | None]
 _RepeatKey = tuple[int, Channel, tuple[tuple[str, str], ...]]
-_CountedLine = tuple[Channel, str, dict[int, _RepeatKey | None]]  # channel, message, rule -> its key
 # rule, channel, host, pid, the header's facts, the exception line: what a traceback's event is made of
 _TracebackKey = tuple[int, Channel, str | None, int | None, tuple[tuple[str, str], ...], str]
 COUNTED_LINE_BYTES = 1024  # lines remembered by `_read_counted`: short ones,
@@ -179,6 +177,20 @@ class Repeat:
 
 
 _KEEP, _COUNT = Repeat(True), Repeat(False)
+
+
+@dataclass(slots=True)
+class _Seen:
+    """A repeatable hit's repeats (`_repeated`): changed in place, never replaced, so that `_counted` can
+    hold on to it."""
+
+    first: tuple[int, int]  # (line, segment) of the first
+    seen: int = 0
+    last: tuple[int, int] | None = None  # the latest kept
+
+
+# channel, message, and per rule its key, or once that key is past REPEATS its _Seen (None: no match)
+_CountedLine = tuple[Channel, str, dict[int, "_RepeatKey | _Seen | None"]]
 
 
 @dataclass(slots=True)
@@ -260,6 +272,7 @@ class _Selection:
         default_factory=dict
     )  # repeatable hits: where the first is, how many were seen, where the latest kept one is
     counted_lines: dict[bytes, _CountedLine] = field(default_factory=dict)  # `_read_counted`
+    trusted: dict[int, AnyPattern] = field(default_factory=dict)  # `_counted`'s patterns, looked up once
     traceback_repeats: dict[_TracebackKey, _Repeats] = field(default_factory=dict)  # `_thin_tracebacks`
 
     def __post_init__(self) -> None:
@@ -300,9 +313,10 @@ class _Selection:
         self._last_seen(view, begin)
 
     def result(self, source: Source) -> tuple[Stream, list[Hit]]:
-        for (rule, _, _), ((number, seg), seen, _) in self.repeats.items():
-            if seen > REPEATS:
-                self.found[number][(seg, rule)]["repeats"] = str(seen)
+        for (rule, _, _), seen in self.repeats.items():
+            if seen.seen > REPEATS:
+                number, seg = seen.first
+                self.found[number][(seg, rule)]["repeats"] = str(seen.seen)
         for (rule, *_), tb in self.traceback_repeats.items():
             if tb.unread:
                 number, seg = tb.first
@@ -375,24 +389,29 @@ class _Selection:
         if read is None:
             return False
         channel, text, by_rule = read
-        repeats = self.repeats
-        keys = []
+        counts = []
         for index in rules:
             if index in by_rule:
-                key = by_rule[index]
+                known = by_rule[index]
             else:
-                m = self.rules[index].trusted.search(text)  # a countable rule is a built-in one
-                key = by_rule[index] = None if m is None else _repeat_key(index, channel, facts_of(m))
-            if key is None:
+                m = self._trusted(index).search(text)  # a countable rule is a built-in one
+                known = by_rule[index] = None if m is None else _repeat_key(index, channel, facts_of(m))
+            if known is None:
                 continue
-            seen = repeats.get(key)
-            if seen is None or seen[1] < REPEATS:
-                return False
-            keys.append(key)
-        for key in keys:
-            first, count, _ = repeats[key]
-            repeats[key] = (first, count + 1, None)  # as `_repeated` counts a context line
-        return bool(keys)
+            if not isinstance(known, _Seen):
+                seen = self.repeats.get(known)
+                if seen is None or seen.seen < REPEATS:
+                    return False
+                known = by_rule[index] = seen  # counted from now on: it only grows
+            counts.append(known)
+        for seen in counts:
+            seen.seen += 1  # as `_repeated` counts a context line
+        return bool(counts)
+
+    def _trusted(self, index: int) -> AnyPattern:
+        if (pattern := self.trusted.get(index)) is None:
+            pattern = self.trusted[index] = self.rules[index].trusted
+        return pattern
 
     def _read_counted(self, raw: bytes) -> _CountedLine | None:
         """A line's channel and message, and its repeat key per rule, worked out once per distinct short
@@ -422,14 +441,14 @@ class _Selection:
         if rule.role is Role.CONTEXT and rule.effects - {Effect.IDENTITY}:
             return _KEEP
         key = _repeat_key(index, channel, facts)
-        first, seen, last = self.repeats.get(key, (where, 0, None))
-        if seen < REPEATS:
-            self.repeats[key] = (first, seen + 1, None)
+        if (seen := self.repeats.get(key)) is None:
+            seen = self.repeats[key] = _Seen(where)
+        seen.seen += 1
+        if seen.seen <= REPEATS:
             return _KEEP
         if rule.role is Role.CONTEXT:
-            self.repeats[key] = (first, seen + 1, None)
             return _COUNT
-        self.repeats[key] = (first, seen + 1, where)
+        last, seen.last = seen.last, where
         return Repeat(True, last)
 
     def _drop(self, where: tuple[int, int], index: int) -> None:
@@ -882,8 +901,9 @@ class _Selection:
 
 
 def _repeat_key(index: int, channel: Channel, facts: dict[str, str]) -> _RepeatKey:
-    """What makes two hits repeats of one another: the rule, the channel and the facts."""
-    return index, channel, tuple(sorted(facts.items()))
+    """What makes two hits repeats of one another: the rule, the channel and the facts (in the order of
+    its pattern's groups, one order per rule: `facts_of`)."""
+    return index, channel, tuple(facts.items())
 
 
 _COUNTABLE: weakref.WeakKeyDictionary[Engine, frozenset[int]] = weakref.WeakKeyDictionary()
