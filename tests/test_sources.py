@@ -28,7 +28,7 @@ from rankautopsy.sources.prefixes import (
 )
 from rankautopsy.sources.ranks import PathRank, content_rank, content_rank_shapes, rank_from_path
 from rankautopsy.sources.read import PIECES, decode, looks_binary, pieces, segments, split_lines, spool
-from rankautopsy.sources.sanitize import clean
+from rankautopsy.sources.sanitize import _clean_unprintable, clean
 
 
 @pytest.mark.parametrize(
@@ -186,6 +186,13 @@ def test_content_rank_trusts_only_the_stream_header_shape() -> None:
 
 def test_clean_removes_escape_sequences_and_controls() -> None:
     assert clean("\x1b[31mred\x1b[0m \x1b]0;title\x07ok\x00\x07\ttab") == "red ok\ttab"
+
+
+def test_clean_changes_no_printable_character() -> None:
+    # `clean` returns printable text as it is: what it takes away or escapes must never be printable
+    printable = "".join(c for c in map(chr, range(0x110000)) if c.isprintable())
+    assert _clean_unprintable(printable) == printable
+    assert _clean_unprintable("a\u200bb\x1b[1mc\x7f") != "a\u200bb\x1b[1mc\x7f"
 
 
 @given(st.text(max_size=300))

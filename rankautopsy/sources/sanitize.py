@@ -49,6 +49,12 @@ def clean(text: str) -> str:
     """Text safe to keep and show: no escape sequences, no control characters but TAB and LF, and
     invisible format characters as visible `<U+XXXX>` escapes (a byte-order mark that starts the
     text is dropped: it is an encoding's signature, not content)."""
+    if text.isprintable():  # none of those characters is printable: most lines, checked in one C call
+        return text
+    return _clean_unprintable(text)
+
+
+def _clean_unprintable(text: str) -> str:
     text = _CONTROLS.sub("", strip_ansi(text))
     if text.startswith("\ufeff"):
         text = text[1:]
