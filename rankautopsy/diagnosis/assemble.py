@@ -61,9 +61,12 @@ def channel(stream: Stream, i: int) -> _Key:
 
 
 def _channel_lines(stream: Stream, start: int, stop: int | None = None) -> Iterator[int]:
-    """The lines after `start` of its channel (and blank lines of any), up to `stop` (or the window)."""
+    """The lines after `start` of its channel (and blank lines of any), up to `stop` (or the window),
+    never past lines the scan left unread: what comes after them belongs to something else."""
     key = channel(stream, start)
-    for j in range(start + 1, min(len(stream), start + _WINDOW if stop is None else stop)):
+    gaps = stream.gaps
+    unread = gaps[i] if (i := bisect_right(gaps, start)) < len(gaps) else len(stream)
+    for j in range(start + 1, min(len(stream), unread, start + _WINDOW if stop is None else stop)):
         if channel(stream, j) == key or not stream.texts[j].strip():
             yield j
 

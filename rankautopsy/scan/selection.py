@@ -335,7 +335,16 @@ class _Selection:
         parsed = [line for number in order for line in self.lines[number]]
         stream = build_stream(source, parsed, self.logical)
         stream.head_ranks = self.parser.shape_ranks()
+        numbers = stream.numbers
+        stream.gaps = [i for i in range(1, len(numbers)) if numbers[i] > numbers[i - 1] + 1]
         return stream, hits
+
+    def _note_unread(self, rule: int, tb: _Repeats) -> None:
+        """The tracebacks counted and not read, on the first of them that is kept."""
+        if tb.unread:
+            number, seg = tb.first
+            facts = self.found[number][(seg, rule)]
+            facts[UNREAD_REPEATS] = str(tb.unread + int(facts.get(UNREAD_REPEATS, "0")))
 
     # ---- candidates to hits ----
 
