@@ -207,3 +207,70 @@ def test_repeats_counted_without_a_full_parse_give_the_full_parses_diagnosis(
     full = diagnose(Options(paths=[str(tmp_path)], tz=UTC, jobs=1))
     assert fast == full
     assert any(int(e.facts.get("repeats", 0)) > 100 for e in fast.events)
+
+
+def test_an_assembly_does_not_read_on_past_lines_the_scan_left_unread() -> None:
+    """A traceback whose frames were left unread (past the selection's budget) must not take the
+    exception line of a later traceback for its own."""
+    from rankautopsy.diagnosis.assemble import assemble_traceback
+    from rankautopsy.model import StreamKind
+    from rankautopsy.sources.discover import Source
+    from rankautopsy.sources.lines import Line, build_stream
+
+    texts = [(10, TRACEBACK[0]), (11, TRACEBACK[1]), (90, TRACEBACK[2]), (91, "OSError: a later one")]
+    stream = build_stream(Source("rank0.log", StreamKind.RANK_LOG), [Line(n, t, 0) for n, t in texts], 100)
+    assert assemble_traceback(stream, 0).facts.get("exc_type") == "OSError"  # read whole: no gap known
+    stream.gaps = [2]  # lines 12-89 unread
+    assert "exc_type" not in assemble_traceback(stream, 0).facts
+
+
+@pytest.mark.parametrize("chunk", [0, 8 * 1024])
+def test_past_the_budget_distinct_tracebacks_are_cut_off_counted_and_never_misread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    """A rank that logs a caught traceback per bad sample, each with its own message, fills the selection:
+    past it, a traceback is cut off (never given a later one's exception line), cut-off ones are kept a
+    few per channel and counted, and the fatal one at the end is still read whole."""
+    from rankautopsy import pipeline
+    from rankautopsy.scan.matcher import Hit
+
+    monkeypatch.setattr(selection, "MAX_SELECTED", 400)
+    if chunk:
+        monkeypatch.setattr(read, "CHUNK", chunk)
+        monkeypatch.setattr(read, "CONTEXT", chunk // 4)
+    lines: list[str] = []
+    for i in range(600):
+        stamp = f"2026-11-30 03:{i // 60:02d}:{i % 60:02d},000"
+        lines += [
+            f"{stamp} ERROR [data.py:90] could not decode sample {i}, skipping",
+            *TRACEBACK[:3],
+            f"OSError: image file is truncated ({i} bytes not processed)",
+            f"{stamp} INFO [train.py:212] rank 5 step {i} loss 2.5",
+        ]
+    _write(tmp_path, 5, [*lines, *TRACEBACK])
+    _write(tmp_path, 6, _steps(6, 50))
+    kept: list[int] = []
+    real_build = pipeline.build_events
+
+    def build(stream: object, hits: list[Hit], *args: object) -> object:
+        kept.append(sum(h.rule.rule.id == "python.traceback" for h in hits))
+        return real_build(stream, hits, *args)
+
+    monkeypatch.setattr(pipeline, "build_events", build)
+    result = diagnose(Options(paths=[str(tmp_path)], tz=UTC, jobs=1))
+    assert result.verdict.first_death is not None
+    assert result.verdict.first_death.detail == "ValueError: bad sample 4242"
+    tracebacks = [e for e in result.events if e.rule == "python.traceback" and e.rank == 5]
+    for e in tracebacks:
+        if "exc_msg" in e.facts and e.facts["exc_type"] == "OSError":
+            (exception,) = e.lines
+            assert exception.where.line == e.where.line + 3  # its own, three lines under its header
+            assert exception.text == lines[e.where.line - 1 + 3]
+    cut = [e for e in tracebacks if e.facts.get("cut_off") == "1"]
+    assert cut, "past a budget of 400 lines, 600 tracebacks cannot all be read"
+    chunks = 1 + (tmp_path / "rank5.log").stat().st_size // chunk if chunk else 1
+    assert max(kept) <= 400 // 5 + 2 * (selection.REPEATS + 1) + chunks  # not one per traceback
+    counted = sum(int(e.facts.get("repeats", "1")) for e in tracebacks if e.facts.get("repeats")) + sum(
+        1 for e in tracebacks if "repeats" not in e.facts
+    )
+    assert counted >= 600  # every caught one is still counted, the fatal one besides

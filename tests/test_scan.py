@@ -341,10 +341,10 @@ def test_a_run_of_traceback_headers_is_walked_once(
     walks = 0
     take = selection._Selection._take
 
-    def counted(self: selection._Selection, view: object, start: int, number: int) -> object:
+    def counted(self: selection._Selection, view: object, start: int, number: int, spare: bool = True) -> object:
         nonlocal walks
         walks += 1
-        return take(self, view, start, number)  # type: ignore[arg-type]
+        return take(self, view, start, number, spare)  # type: ignore[arg-type]
 
     monkeypatch.setattr(selection._Selection, "_take", counted)
     result = diagnose(Options(paths=[str(path)], tz=UTC, engine="regex", jobs=1))

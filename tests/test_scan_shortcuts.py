@@ -141,7 +141,9 @@ def test_a_tail_ends_at_the_first_stamped_line_after_the_exception(
     (tmp_path / "rank5.log").write_text("".join(line + "\n" for line in [*stamped, *caught, *stamped]))
     taken: list[int] = []
     real = selection._Selection._take
-    monkeypatch.setattr(selection._Selection, "_take", lambda s, v, start, n: taken.append(n) or real(s, v, start, n))
+    monkeypatch.setattr(
+        selection._Selection, "_take", lambda s, v, start, n, **kw: taken.append(n) or real(s, v, start, n, **kw)
+    )
     diagnose(Options(paths=[str(tmp_path)], tz=UTC, jobs=1))
     exception_line = len(stamped) + len(caught)
     assert exception_line + 1 in taken
@@ -297,14 +299,21 @@ def _no_thinning(self: selection._Selection, view: object, hit_lines: set[int]) 
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(lines=_caught_log(), chunk=st.sampled_from([0, 512, 2048]))
+@given(lines=_caught_log(), chunk=st.sampled_from([0, 512, 2048]), keys=st.sampled_from([0, 1]))
 def test_tracebacks_counted_as_repeats_give_the_diagnosis_of_reading_each(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, lines: list[str], chunk: int
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    lines: list[str],
+    chunk: int,
+    keys: int,
 ) -> None:
+    """`keys`: with the number of tracebacks watched for repeats at 1, the others are read as any."""
     folder = tmp_path_factory.mktemp("repeats")
     (folder / "rank2.log").write_text("".join(line + "\n" for line in lines))
     (folder / "rank3.log").write_text("2026-11-30 03:00:00,000 INFO [train.py:9] rank 3 step 0\n")
     with monkeypatch.context() as patched:
+        if keys:
+            patched.setattr(selection, "TRACEBACK_KEYS", keys)
         if chunk:
             _small_chunks(patched, chunk)
         fast, full = _both(patched, folder, "_thin_tracebacks", _no_thinning)

@@ -24,6 +24,7 @@ selected, never by the size of the input.
 from __future__ import annotations
 
 import contextlib
+import heapq
 import itertools
 import weakref
 from bisect import bisect_right
@@ -71,6 +72,7 @@ _FRAME = (" ", "\t", "│", "╰", "╭")
 # traceback, a wrapped frame's rest, a collapsed recursion, an exception group): no repeat is counted there.
 _NOT_A_FRAME = ("Traceback", "During handling", "The above exception", "Exception Group", "[Previous line", ", line ")
 REPEAT_BLOCK = 64  # frames read for a traceback's repeat key, at most
+TRACEBACK_KEYS = 10_000  # distinct tracebacks watched for repeats per stream; later new ones are read as any
 _GOES_ON = ("Exception ignored", "During handling", "The above exception")  # over a header: more than it
 WALK_BYTES = 64 * 1024  # how far to look for a timestamped neighbour
 WALK_LINES = 256  # timestamp-looking lines read in one walk, at most
@@ -265,7 +267,7 @@ class _Selection:
     ahead: dict[Channel, _Memo] = field(default_factory=dict)
     pending: list[_Walk] = field(default_factory=list)
     unstamped: tuple[int, int] = (0, 0)  # stream positions [lo, hi) a walk ahead found no stamp-like text in
-    spare: list[int] = field(default_factory=list)  # lines the latest window took past the budget
+    spare: list[int] = field(default_factory=list)  # lines windows took past the budget, not hits: a heap
     stamped: set[Channel] = field(default_factory=set)  # channels with a timestamped line selected
     logical: int = 0  # logical lines read
     repeats: dict[_RepeatKey, _Seen] = field(
@@ -274,6 +276,7 @@ class _Selection:
     counted_lines: dict[bytes, _CountedLine] = field(default_factory=dict)  # `_read_counted`
     trusted: dict[int, AnyPattern] = field(default_factory=dict)  # `_counted`'s patterns, looked up once
     traceback_repeats: dict[_TracebackKey, _Repeats] = field(default_factory=dict)  # `_thin_tracebacks`
+    cut_off: dict[tuple[int, Channel], _Repeats] = field(default_factory=dict)  # `_cut_off_past_budget`
 
     def __post_init__(self) -> None:
         self.parser = LineParser(self.source, self.ctx, self.sample, self.engine.taught)
@@ -290,6 +293,9 @@ class _Selection:
 
     def read(self, chunk: Chunk) -> None:
         self.logical += logical_lines(chunk)
+        if len(self.done) > MAX_SELECTED:  # only hits of this chunk and of its context are surrounded again
+            floor = chunk.first_line - chunk.buf.count(b"\n", chunk.context, chunk.start)
+            self.done = {number for number in self.done if number >= floor}
         view = View(chunk)
         self._go_on(view)
         ahead = chunk.ahead if isinstance(chunk.ahead, Ahead) else None
@@ -317,10 +323,10 @@ class _Selection:
             if seen.seen > REPEATS:
                 number, seg = seen.first
                 self.found[number][(seg, rule)]["repeats"] = str(seen.seen)
-        for (rule, *_), tb in self.traceback_repeats.items():
-            if tb.unread:
-                number, seg = tb.first
-                self.found[number][(seg, rule)][UNREAD_REPEATS] = str(tb.unread)
+        for key, tb in self.traceback_repeats.items():
+            self._note_unread(key[0], tb)
+        for (rule, _), tb in self.cut_off.items():
+            self._note_unread(rule, tb)
         order = sorted(self.lines)
         index: dict[tuple[int, int], int] = {}
         for number in order:
@@ -362,7 +368,7 @@ class _Selection:
             number = view.number(start)
             found = self.found.setdefault(number, {})
             fresh = number not in self.lines
-            for seg, line in enumerate(self._take(view, start, number)):
+            for seg, line in enumerate(self._take(view, start, number, spare=False)):
                 for index in sorted(candidates[start]):
                     if (seg, index) in found:
                         hit_lines.add(start)
@@ -378,6 +384,8 @@ class _Selection:
                 del self.found[number]
                 if fresh and number > self.window_until:
                     del self.lines[number]  # parsed only to be confirmed: not a selected line
+                elif fresh and len(self.lines) > MAX_SELECTED:
+                    heapq.heappush(self.spare, number)  # a window's line: freed as the window's others are
         return hit_lines
 
     def _past_windows(self, view: View) -> int:
@@ -466,6 +474,8 @@ class _Selection:
         found.pop((seg, index), None)
         if not found:
             self.found.pop(number, None)
+            if len(self.lines) > MAX_SELECTED:
+                heapq.heappush(self.spare, number)  # no longer a hit: freed as a window's lines are
 
     def _note_assembling(self, numbers: Iterable[int]) -> None:
         """The channels of hits an assembly reads on from, noted before any window is filled: a window
@@ -493,7 +503,8 @@ class _Selection:
         for i, (start, number, key) in enumerate(keyed):
             seen = self.traceback_repeats.get(key)
             if seen is None:
-                self.traceback_repeats[key] = _Repeats((number, 0))
+                if len(self.traceback_repeats) < TRACEBACK_KEYS:
+                    self.traceback_repeats[key] = _Repeats((number, 0))
             elif seen.kept < REPEATS:
                 seen.kept += 1
             elif last[key] != i:  # a later repeat in this chunk is the latest: this one is counted
@@ -505,6 +516,40 @@ class _Selection:
             else:  # the latest so far, in place of the one before
                 if seen.latest is not None:
                     self._drop(seen.latest, key[0])
+                    seen.unread += 1
+                seen.latest = (number, 0)
+        return self._cut_off_past_budget(view, hit_lines) if not self._room() else hit_lines
+
+    def _cut_off_past_budget(self, view: View, hit_lines: set[int]) -> set[int]:
+        """Past the budget, each window frees the lines of the one before (`_free_spare`): a traceback
+        with a later one of its channel in this chunk would be read only to be cut off. Its window is
+        not read, and of such cut-off headers of one rule and channel, the first REPEATS and the latest
+        are kept, the others counted on the first (memory bounded however many tracebacks a rank logs)."""
+        headers: list[tuple[int, int, Channel, int]] = []  # start, number, channel, rule
+        for start in sorted(hit_lines):
+            number = view.number(start)
+            hits = self.found.get(number, {})
+            if len(hits) != 1 or len(self.lines[number]) != 1:
+                continue
+            ((_, index),) = hits
+            if self.rules[index].rule.assemble is Assembly.TRACEBACK:
+                headers.append((start, number, self.lines[number][0].channel, index))
+        last = {channel: number for _, number, channel, _ in headers}
+        for start, number, channel, index in headers:
+            if last[channel] == number:
+                continue
+            hit_lines.discard(start)
+            self.done.add(number)
+            seen = self.cut_off.get((index, channel))
+            if seen is None:
+                self.cut_off[(index, channel)] = _Repeats((number, 0))
+            elif seen.kept < REPEATS:
+                seen.kept += 1
+            else:
+                if seen.latest is not None:
+                    self._drop(seen.latest, index)
+                    if seen.latest[0] not in self.found:
+                        self.lines.pop(seen.latest[0], None)
                     seen.unread += 1
                 seen.latest = (number, 0)
         return hit_lines
@@ -878,13 +923,15 @@ class _Selection:
 
     # ---- lines ----
 
-    def _take(self, view: View, start: int, number: int) -> list[Line]:
+    def _take(self, view: View, start: int, number: int, spare: bool = True) -> list[Line]:
+        """A line, parsed once; past the budget it is `spare` (freed for later windows) unless it may be
+        a hit (`_confirm`, which makes it spare if it is not one)."""
         parsed = self.lines.get(number)
         if parsed is None:
             parsed = self.lines[number] = self.parser.parse(number, view.text(start))
             self.stamped.update(line.channel for line in parsed if line.time is not None)
-            if len(self.lines) > MAX_SELECTED:
-                self.spare.append(number)
+            if spare and len(self.lines) > MAX_SELECTED:
+                heapq.heappush(self.spare, number)
         return parsed
 
     @staticmethod
@@ -899,14 +946,13 @@ class _Selection:
 
     def _free_spare(self, keep_from: int) -> None:
         """Past the budget: the lines the windows before took, but their hits and what the next window
-        (from line `keep_from`) reads, make room for the next."""
-        kept = []
-        for number in self.spare:
-            if number >= keep_from:
-                kept.append(number)
-            elif number not in self.found:
+        (from line `keep_from`) reads, make room for the next. `spare` is a heap: each line is freed once,
+        however many windows come (a rank that logged a hundred thousand caught tracebacks)."""
+        spare = self.spare
+        while spare and spare[0] < keep_from:
+            number = heapq.heappop(spare)
+            if number not in self.found:
                 self.lines.pop(number, None)
-        self.spare = kept
 
 
 def _repeat_key(index: int, channel: Channel, facts: dict[str, str]) -> _RepeatKey:
