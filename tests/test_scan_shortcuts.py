@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from rankautopsy import pipeline
 from rankautopsy.model import StreamKind
 from rankautopsy.pipeline import Options, diagnose
-from rankautopsy.scan import selection
+from rankautopsy.scan import matcher, selection
 from rankautopsy.scan.literals import TWINS
 from rankautopsy.scan.matcher import Budget, CompiledRule, Hit, facts_of, match_line
 from rankautopsy.sources import read
@@ -404,3 +404,6 @@ def test_a_line_is_classified_by_the_rules_whose_literals_it_holds_as_by_trying_
         text = text.translate(str.maketrans({"s": "ſ", "k": "K", "K": "K"}))
     got = [(h.rule.rule.id, h.facts) for h in match_line(text, rules, kind)]
     assert got == _every_rule_tried(text, rules, kind)
+    with pytest.MonkeyPatch.context() as patched:  # a long line: each needle searched for, not looked up
+        patched.setattr(matcher, "_GRAMS_UP_TO", 0)
+        assert [(h.rule.rule.id, h.facts) for h in match_line(text, rules, kind)] == got

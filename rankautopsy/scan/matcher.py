@@ -239,9 +239,19 @@ def match_line(text: str, rules: Sequence[CompiledRule], kind: StreamKind, budge
     candidates = set(by_needle.always)
     if any(twin in raw for twin in TWINS):  # a folded needle may miss a line with `ſ`, `K` or `İ`
         candidates.update(by_needle.folded_rules)
-    for needle, folded, owners in by_needle.needles:
-        if needle in (lowered if folded else raw):
-            candidates.update(owners)
+    if len(raw) > _GRAMS_UP_TO:
+        for needle, folded, owners in by_needle.needles:
+            if needle in (lowered if folded else raw):
+                candidates.update(owners)
+    else:
+        for hay, by_gram in ((raw, by_needle.raw_grams), (lowered, by_needle.folded_grams)):
+            for gram in {hay[p : p + _GRAM] for p in range(len(hay) - _GRAM + 1)}.intersection(by_gram):
+                for needle, owners in by_gram[gram]:
+                    if needle in hay:
+                        candidates.update(owners)
+        for needle, folded, owners in by_needle.short:
+            if needle in (lowered if folded else raw):
+                candidates.update(owners)
     out = []
     for i in sorted(candidates):
         compiled = rules[i]
@@ -259,6 +269,15 @@ class _Needles:
     needles: tuple[tuple[bytes, bool, tuple[int, ...]], ...]  # needle, look in lowered bytes, rule positions
     always: tuple[int, ...]  # rules without literals
     folded_rules: tuple[int, ...]  # rules whose literals are lowered
+    # the needles of _GRAM bytes or more by their first _GRAM bytes (in the line's bytes, in its lowered
+    # bytes): a short line is looked up once per position, not searched for every needle; and the others
+    raw_grams: dict[bytes, list[tuple[bytes, tuple[int, ...]]]]
+    folded_grams: dict[bytes, list[tuple[bytes, tuple[int, ...]]]]
+    short: tuple[tuple[bytes, bool, tuple[int, ...]], ...]
+
+
+_GRAM = 4
+_GRAMS_UP_TO = 512  # bytes of a line looked up by position; a longer one is searched for each needle
 
 
 _NEEDLES: dict[tuple[int, int, StreamKind], tuple[Sequence[CompiledRule], _Needles]] = {}
@@ -282,7 +301,13 @@ def _needles(rules: Sequence[CompiledRule], kind: StreamKind) -> _Needles:
             folded.append(i)
         for needle in found.needles:
             owners.setdefault((needle, found.folded), []).append(i)
-    made = _Needles(tuple((n, f, tuple(o)) for (n, f), o in owners.items()), tuple(always), tuple(folded))
+    needles = tuple((n, f, tuple(o)) for (n, f), o in owners.items())
+    grams: tuple[dict[bytes, list[tuple[bytes, tuple[int, ...]]]], ...] = ({}, {})
+    for needle, in_lowered, held in needles:
+        if len(needle) >= _GRAM:
+            grams[in_lowered].setdefault(needle[:_GRAM], []).append((needle, held))
+    short = tuple(n for n in needles if len(n[0]) < _GRAM)
+    made = _Needles(needles, tuple(always), tuple(folded), grams[False], grams[True], short)
     if len(_NEEDLES) > 16:
         _NEEDLES.clear()
     _NEEDLES[key] = (rules, made)
