@@ -14,7 +14,9 @@ Selected, besides every line that a rule matches (confirmed by the rule's own re
 
 Not selected: a line repeating a context line already kept REPEATS times (counted on the first), and a
 traceback repeating one already read REPEATS times that a later repeat in its chunk replaces as the
-latest (counted, its window never read).
+latest (counted, its window never read). Past the budget of MAX_SELECTED lines, the window of a
+traceback that a later one of its channel follows in the chunk (it would be freed at once): cut off,
+and past REPEATS such headers and the latest, counted.
 
 Walks to timestamped neighbours are bounded (WALK_BYTES, WALK_LINES); a neighbour further away than that,
 or a traceback longer than its window, is not seen. Memory is bounded by the buffer and by what is
