@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from rankautopsy import pipeline
 from rankautopsy.cache import CACHE_ENV, cache_dir
+from rankautopsy.scan.matcher import Hit
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -36,3 +38,17 @@ def _seed(user: Path | None, where: Path) -> None:
     for entry in user.iterdir():
         if entry.is_file() and not entry.is_symlink() and entry.suffix == ".cache":
             shutil.copyfile(entry, where / entry.name)
+
+
+@pytest.fixture
+def kept_tracebacks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Per stream the pipeline builds events of, how many `python.traceback` hits the scan kept."""
+    kept: list[int] = []
+    real = pipeline.build_events
+
+    def build(stream: object, hits: list[Hit], *args: object) -> object:
+        kept.append(sum(h.rule.rule.id == "python.traceback" for h in hits))
+        return real(stream, hits, *args)
+
+    monkeypatch.setattr(pipeline, "build_events", build)
+    return kept

@@ -29,7 +29,7 @@ import contextlib
 import heapq
 import itertools
 import weakref
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -279,6 +279,9 @@ class _Selection:
     trusted: dict[int, AnyPattern] = field(default_factory=dict)  # `_counted`'s patterns, looked up once
     traceback_repeats: dict[_TracebackKey, _Repeats] = field(default_factory=dict)  # `_thin_tracebacks`
     cut_off: dict[tuple[int, Channel], _Repeats] = field(default_factory=dict)  # `_cut_off_past_budget`
+    unread_runs: list[tuple[int, int]] = field(default_factory=list)  # line numbers freed, or left for room
+    skipped: set[int] = field(default_factory=set)  # kept cut-off headers, their windows never read
+    dropped: set[int] = field(default_factory=set)  # spare lines that were hits no longer kept (`_drop`)
 
     def __post_init__(self) -> None:
         self.parser = LineParser(self.source, self.ctx, self.sample, self.engine.taught)
@@ -343,9 +346,24 @@ class _Selection:
         parsed = [line for number in order for line in self.lines[number]]
         stream = build_stream(source, parsed, self.logical)
         stream.head_ranks = self.parser.shape_ranks()
-        numbers = stream.numbers
-        stream.gaps = [i for i in range(1, len(numbers)) if numbers[i] > numbers[i - 1] + 1]
+        stream.gaps = self._gaps(stream.numbers)
         return stream, hits
+
+    def _gaps(self, numbers: list[int]) -> list[int]:
+        """The stream's indices with an `unread` line before them: a line an assembly may need that was
+        freed or never read for want of room. Lines the scan leaves because no assembly reads them
+        (another channel's, past a tail) make no gap: an assembly reads on over them as over a whole file."""
+        runs = sorted([*self.unread_runs, *((n + 1, n + 1) for n in self.skipped)])
+        if not runs:
+            return []
+        starts = [lo for lo, _ in runs]
+        reach = list(itertools.accumulate((hi for _, hi in runs), max))  # the furthest run end so far
+        gaps = []
+        for i in range(1, len(numbers)):
+            before, at = numbers[i - 1], numbers[i]
+            if at > before + 1 and (j := bisect_left(starts, at)) and reach[j - 1] > before:
+                gaps.append(i)
+        return gaps
 
     def _note_unread(self, rule: int, tb: _Repeats) -> None:
         """The tracebacks counted and not read, on the first of them that is kept."""
@@ -476,8 +494,9 @@ class _Selection:
         found.pop((seg, index), None)
         if not found:
             self.found.pop(number, None)
-            if len(self.lines) > MAX_SELECTED:
-                heapq.heappush(self.spare, number)  # no longer a hit: freed as a window's lines are
+            if len(self.lines) > MAX_SELECTED:  # no longer a hit: freed as a window's lines are, but its
+                heapq.heappush(self.spare, number)  # absence hides nothing an assembly reads (no gap)
+                self.dropped.add(number)
 
     def _note_assembling(self, numbers: Iterable[int]) -> None:
         """The channels of hits an assembly reads on from, noted before any window is filled: a window
@@ -515,12 +534,26 @@ class _Selection:
                 hit_lines.discard(start)
                 if number > self.window_until and number not in self.found:
                     del self.lines[number]  # parsed only to be confirmed
-            else:  # the latest so far, in place of the one before
-                if seen.latest is not None:
-                    self._drop(seen.latest, key[0])
-                    seen.unread += 1
-                seen.latest = (number, 0)
+            else:
+                self._replace_latest(seen, (number, 0), key[0])
         return self._cut_off_past_budget(view, hit_lines) if not self._room() else hit_lines
+
+    def _replace_latest(self, seen: _Repeats, where: tuple[int, int], rule: int) -> None:
+        """A traceback that is the latest of its repeats so far, in place of the one before (counted)."""
+        if seen.latest is not None:
+            self._drop(seen.latest, rule)
+            seen.unread += 1
+        seen.latest = where
+
+    def _traceback_hit(self, number: int) -> tuple[int, dict[str, str], Line] | None:
+        """The rule, facts and header of a line whose one hit is a traceback's, in one piece."""
+        hits = self.found.get(number, {})
+        if len(hits) != 1 or len(self.lines[number]) != 1:
+            return None
+        (((_, index), facts),) = hits.items()
+        if self.rules[index].rule.assemble is not Assembly.TRACEBACK:
+            return None
+        return index, facts, self.lines[number][0]
 
     def _cut_off_past_budget(self, view: View, hit_lines: set[int]) -> set[int]:
         """Past the budget, each window frees the lines of the one before (`_free_spare`): a traceback
@@ -530,41 +563,33 @@ class _Selection:
         headers: list[tuple[int, int, Channel, int]] = []  # start, number, channel, rule
         for start in sorted(hit_lines):
             number = view.number(start)
-            hits = self.found.get(number, {})
-            if len(hits) != 1 or len(self.lines[number]) != 1:
-                continue
-            ((_, index),) = hits
-            if self.rules[index].rule.assemble is Assembly.TRACEBACK:
-                headers.append((start, number, self.lines[number][0].channel, index))
+            if (hit := self._traceback_hit(number)) is not None:
+                headers.append((start, number, hit[2].channel, hit[0]))
         last = {channel: number for _, number, channel, _ in headers}
         for start, number, channel, index in headers:
             if last[channel] == number:
                 continue
             hit_lines.discard(start)
             self.done.add(number)
+            self.skipped.add(number)
             seen = self.cut_off.get((index, channel))
             if seen is None:
                 self.cut_off[(index, channel)] = _Repeats((number, 0))
             elif seen.kept < REPEATS:
                 seen.kept += 1
-            else:
+            else:  # the one before is freed with the next window's lines (`_drop`)
                 if seen.latest is not None:
-                    self._drop(seen.latest, index)
-                    if seen.latest[0] not in self.found:
-                        self.lines.pop(seen.latest[0], None)
-                    seen.unread += 1
-                seen.latest = (number, 0)
+                    self.skipped.discard(seen.latest[0])
+                self._replace_latest(seen, (number, 0), index)
         return hit_lines
 
     def _traceback_key(self, view: View, start: int, number: int, hit_lines: set[int]) -> _TracebackKey | None:
         """What makes a traceback's event the same as another's (`_thin_tracebacks`), or None where it
         cannot be told from the lines read here."""
-        hits = self.found.get(number, {})
-        if len(hits) != 1 or len(self.lines[number]) != 1:
+        if (hit := self._traceback_hit(number)) is None:
             return None
-        (_, index), facts = next(iter(hits.items()))
-        header = self.lines[number][0]
-        if self.rules[index].rule.assemble is not Assembly.TRACEBACK or header.rank is None or header.time is not None:
+        index, facts, header = hit
+        if header.rank is None or header.time is not None:
             return None
         if not header.text.startswith(PYTHON_HEADER):  # what follows another header is read otherwise
             return None
@@ -767,6 +792,8 @@ class _Selection:
             if (self.tracebacks or self.tails) and self._traceback_ends(lines, n):
                 self.window_until = self._traceback_window()
             pos, n = view.next_line(pos + 1), n + 1
+        if n <= self.window_until and pos < view.end:  # out of room: the rest of the window is unread
+            self.unread_runs.append((n, n))
         if pos != start:
             self.filled = (view.chunk.first_line, n - 1, pos)
 
@@ -950,11 +977,16 @@ class _Selection:
         """Past the budget: the lines the windows before took, but their hits and what the next window
         (from line `keep_from`) reads, make room for the next. `spare` is a heap: each line is freed once,
         however many windows come (a rank that logged a hundred thousand caught tracebacks)."""
-        spare = self.spare
+        spare, runs = self.spare, self.unread_runs
         while spare and spare[0] < keep_from:
             number = heapq.heappop(spare)
-            if number not in self.found:
-                self.lines.pop(number, None)
+            dropped = number in self.dropped
+            self.dropped.discard(number)
+            if number not in self.found and self.lines.pop(number, None) is not None and not dropped:
+                if runs and runs[-1][1] == number - 1:
+                    runs[-1] = (runs[-1][0], number)
+                else:
+                    runs.append((number, number))
 
 
 def _repeat_key(index: int, channel: Channel, facts: dict[str, str]) -> _RepeatKey:

@@ -69,7 +69,7 @@ class Stream:
     pids: list[int | None] = field(default_factory=list)  # the emitting process's pid, where a prefix says
     lines_read: int = 0  # logical lines in the whole source, selected or not
     head_ranks: frozenset[int] = frozenset()  # ranks whose lines the head shows by a per-line layer
-    gaps: list[int] = field(default_factory=list)  # indices whose line has unread lines before it, in order
+    gaps: list[int] = field(default_factory=list)  # indices after lines the scan freed or had no room for
 
     @property
     def kind(self) -> StreamKind:
