@@ -146,6 +146,38 @@ def test_a_caught_and_logged_exception_the_rank_lived_past_is_not_its_death(tmp_
     assert (result.verdict.first_death.rank, result.verdict.first_death.cause) == (1, Cause.PYTHON_EXCEPTION)
 
 
+CAUGHT = [
+    "2026-11-30 03:00:38,000 ERROR [data.py:90] could not decode sample 7, skipping",
+    *TRACEBACK[:3],
+    "OSError: image file is truncated (3 bytes not processed)",
+]
+STEP_39 = "2026-11-30 03:00:39,000 INFO [train.py:212] rank 0 step 39 loss 2.5"
+
+
+@pytest.mark.parametrize(
+    ("after", "died"),
+    [
+        # caught, one step (the stamped line that bounds it), then a different, fatal exception
+        ([*CAUGHT, STEP_39, *TRACEBACK], "ValueError: bad sample 4242"),
+        # fatal, and the stdout the crash flushed after it: nothing of the rank follows
+        ([*CAUGHT, STEP_39], "OSError: image file is truncated (3 bytes not processed)"),
+        # fatal, an atexit handler's traceback, and then the flushed stdout
+        ([*CAUGHT, *TRACEBACK, STEP_39], "OSError: image file is truncated (3 bytes not processed)"),
+    ],
+)
+def test_a_step_at_the_time_that_bounds_an_exception_shows_it_was_lived_past_only_before_another_cause(
+    tmp_path: Path, after: list[str], died: str
+) -> None:
+    """The step under the caught exception is the line its time is bounded by, so it is not later in
+    time; a process dies once, so another exception of the rank after that step shows the first was
+    caught. Without one, the step may be stdout a crash flushed late: the first stays the death."""
+    _write(tmp_path, 0, [*_steps(0, 39), *after])
+    _write(tmp_path, 1, _steps(1, 40))
+    result = diagnose(Options(paths=[str(tmp_path)], tz=UTC, jobs=1))
+    assert result.verdict.first_death is not None
+    assert (result.verdict.first_death.rank, result.verdict.first_death.detail) == (0, died)
+
+
 @pytest.mark.parametrize(
     "budget",
     [

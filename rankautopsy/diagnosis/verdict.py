@@ -476,10 +476,13 @@ def _precedes(tl: Timeline, a: int, b: int) -> bool:
 def _candidate(tl: Timeline, r: RankState) -> Candidate | None:
     code = signal_code(r.exit.code) if r.exit else None
     steps = [j for j in r.events if tl.events[j].role is Role.PROGRESS]  # a few: the scan thins them
+    last_cause = _last_cause_lines(tl, r)
     causes = [
         i
         for i in r.events
-        if tl.events[i].role is Role.CAUSE and not _after_its_exit(tl, r, i) and not _went_on(tl, r, i, steps)
+        if tl.events[i].role is Role.CAUSE
+        and not _after_its_exit(tl, r, i)
+        and not _went_on(tl, r, i, steps, last_cause)
     ]
     if causes:
         best = _decisive(tl, causes)
@@ -520,9 +523,12 @@ def _candidate(tl: Timeline, r: RankState) -> Candidate | None:
 _CATCHABLE = frozenset({Cause.PYTHON_EXCEPTION, Cause.CUDA_OOM})  # raised in the rank's Python: can be caught
 
 
-def _went_on(tl: Timeline, r: RankState, index: int, steps: list[int]) -> bool:
+def _went_on(tl: Timeline, r: RankState, index: int, steps: list[int], last_cause: dict[str, int]) -> bool:
     """A Python exception or CUDA OOM that the rank lived past: a step line of the same stream after it
     in the file and in time, before any exit of the rank was noticed (caught and logged, not a death).
+    A step stamped at the very time that bounds the exception (the first stamped line under it) counts
+    only where another cause of the rank follows that step in the file: a process dies once, and the
+    stdout that a crash flushes late lands after everything it wrote to stderr, never before.
     `steps` are the rank's progress events, in its events' order (a rank that caught thousands of
     exceptions has thousands of events: each is held against these few, not against all)."""
     e = tl.events[index]
@@ -531,11 +537,22 @@ def _went_on(tl: Timeline, r: RankState, index: int, steps: list[int]) -> bool:
     noticed = r.exit.noticed if r.exit is not None else None
     for j in steps:
         p = tl.events[j]
-        if p.where.source != e.where.source or p.where.line <= e.where.line:
+        if p.where.source != e.where.source or p.where.line <= e.where.line or p.time is None:
             continue  # later in the file is not enough: a tee'd stdout and stderr arrive out of order
-        if p.time is not None and p.time.earliest > e.time.latest:
+        later = p.time.earliest > e.time.latest
+        if later or (p.time.latest >= e.time.latest and last_cause.get(p.where.source, 0) > p.where.line):
             return noticed is None or noticed.earliest > p.time.latest
     return False
+
+
+def _last_cause_lines(tl: Timeline, r: RankState) -> dict[str, int]:
+    """The line of the rank's last cause event in each of its sources."""
+    last: dict[str, int] = {}
+    for i in r.events:
+        e = tl.events[i]
+        if e.role is Role.CAUSE and e.where.line > last.get(e.where.source, 0):
+            last[e.where.source] = e.where.line
+    return last
 
 
 def _after_its_exit(tl: Timeline, r: RankState, index: int) -> bool:
