@@ -761,13 +761,16 @@ def _big_log(path: Path) -> Path:
     return path
 
 
-@needs_hyperscan
+AHEAD_ENGINES = [name for name in ("hyperscan", "re2") if name in ENGINES]  # those that scan without the GIL
+
+
+@pytest.mark.parametrize("name", AHEAD_ENGINES)
 def test_the_scan_ahead_of_the_line_count_finds_what_the_scan_after_it_finds(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
     source = _source(_big_log(tmp_path / "rank_3.log"))
     assert source is not None and source.size > selection.WHOLE_BYTES
-    engine = _engine("hyperscan")
+    engine = _engine(name)
     scanned: list[int] = []
     make = type(engine).scan_ahead
 
@@ -799,6 +802,37 @@ def test_the_scan_ahead_of_the_line_count_finds_what_the_scan_after_it_finds(
     assert {h.rule.rule.id for h in beside.hits} >= {"pytorch.cuda-oom", "python.traceback"}
 
 
+_AHEAD_LINES = [
+    "2026-11-30 03:00:01,000 INFO [train.py:212] step 12 loss 2.5",
+    "node0:1:2 [0] NCCL INFO cudaDriverVersion 12040",
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+    "Traceback (most recent call last):",
+    "RuntimeError: NCCL communicator was aborted on rank 3.",
+    "",
+    "x" * 300,
+]
+
+
+@pytest.mark.skipif(load_re2() is None, reason="google-re2 is not installed here")
+@pytest.mark.parametrize("parts", [1, 2, 3, 7])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(picks=st.lists(st.integers(0, len(_AHEAD_LINES) - 1), max_size=40), last_feed=st.booleans())
+def test_re2_searching_a_chunk_in_runs_of_lines_finds_what_one_search_finds(
+    monkeypatch: pytest.MonkeyPatch, parts: int, picks: list[int], last_feed: bool
+) -> None:
+    """RE2's scan ahead cuts a chunk into runs of whole lines, one thread each: the matches are the same,
+    in the same order, wherever the cuts fall (a run may be empty; the last line may lack its feed)."""
+    from rankautopsy.scan import engine as engine_module
+
+    monkeypatch.setattr(engine_module, "AHEAD_PARTS", parts)
+    engine = _engine("re2")
+    data = "\n".join(_AHEAD_LINES[i] for i in picks).encode() + (b"\n" if last_feed and picks else b"")
+    budget = Budget()
+    _, bulk = engine._allowed(StreamKind.RANK_LOG, False, budget)
+    ahead = engine._ahead(memoryview(data), StreamKind.RANK_LOG, budget)
+    assert (ahead.found, ahead.refused) == engine._find(data, bulk, budget)
+
+
 def test_the_reader_hands_each_chunk_what_ahead_made_of_its_bytes_and_raises_what_it_raised() -> None:
     data = b"".join(b"line %d of the log\n" % i for i in range(400_000))
     chunks = read.ChunkReader(io.BytesIO(data), ahead=bytes)
@@ -812,3 +846,19 @@ def test_the_reader_hands_each_chunk_what_ahead_made_of_its_bytes_and_raises_wha
 
     with pytest.raises(LookupError, match="scanning thread"):
         list(read.ChunkReader(io.BytesIO(data), ahead=fails))
+
+
+@pytest.mark.skipif(load_re2() is None, reason="google-re2 is not installed here")
+def test_an_error_in_a_thread_of_re2s_scan_ahead_is_raised_to_the_scan(monkeypatch: pytest.MonkeyPatch) -> None:
+    engine = _engine("re2")
+    search = type(engine)._search
+
+    def failing(self: Engine, raw: bytes, pos: int, end: int, rules: list[CompiledRule]) -> object:
+        if threading.current_thread() is not threading.main_thread():
+            raise MemoryError("in the second run")
+        return search(self, raw, pos, end, rules)  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(type(engine), "_search", failing)
+    data = "\n".join(_AHEAD_LINES * 4).encode()
+    with pytest.raises(MemoryError, match="second run"):
+        engine._ahead(memoryview(data), StreamKind.RANK_LOG, Budget())
