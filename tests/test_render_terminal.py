@@ -12,7 +12,7 @@ import io
 import os
 import re
 from collections.abc import Callable
-from datetime import UTC
+from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 
@@ -40,7 +40,7 @@ from rankautopsy.model import (
     Verdict,
 )
 from rankautopsy.pipeline import Options, diagnose
-from rankautopsy.render._labels import fate_counts, remediation_layers, summary_line
+from rankautopsy.render._labels import FateGroup, fate_counts, remediation_layers, summary_line
 from rankautopsy.render.terminal import Elided, elide, make_console, render_terminal, report_lines, wrap
 from rankautopsy.rulepacks.loader import load_rules
 
@@ -454,3 +454,21 @@ def test_an_undetermined_cause_without_a_rank_is_named_in_the_summary() -> None:
     assert lines[0] == "Undetermined: the job failed, but the first death cannot be named"
     assert "  - cause seen: CUDA OOM, rank unknown" in lines
     assert lines[-1] == "undetermined: CUDA OOM on an unknown rank (low)"
+
+
+@pytest.mark.parametrize(
+    ("with_date", "days", "said"),
+    [
+        (False, (4, 4), "peer lost at 03:12:50-05:59:20 —"),
+        (True, (4, 8), "peer lost at 12-04 05:59:20 – 12-08 03:12:50 —"),
+    ],
+)
+def test_a_group_of_ranks_dated_over_days_reads_as_two_times_not_four_dates(
+    with_date: bool, days: tuple[int, int], said: str
+) -> None:
+    group = FateGroup(Fate.COLLATERAL, "peer lost", "Gloo peer closed the connection")
+    group.times = [
+        datetime(2026, 12, day, hour, minute, second, tzinfo=UTC)
+        for day, (hour, minute, second) in zip(days, [(5, 59, 20), (3, 12, 50)], strict=True)
+    ]
+    assert said in group.text(with_date, many_hosts=False)

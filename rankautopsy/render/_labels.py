@@ -436,7 +436,8 @@ class FateGroup:
 
 def _between(times: Sequence[datetime], with_date: bool) -> str:
     seen = sorted({hms(t, with_date) for t in times})
-    return seen[0] if len(seen) == 1 else f"{seen[0]}-{seen[-1]}"
+    dash = " – " if with_date else "-"  # `12-04 05:59:20-12-08 03:12:50` reads as four dates
+    return seen[0] if len(seen) == 1 else f"{seen[0]}{dash}{seen[-1]}"
 
 
 def hms(at: datetime, with_date: bool) -> str:
