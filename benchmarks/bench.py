@@ -153,10 +153,10 @@ def bench_folder(root: Path, size: str, folder: Path, runs: int, fallback: bool,
         run(slow)
         print(f"  {size} fallback engine: {slow.times[-1]:.1f} s", flush=True)
         same["fallback engine (regex)"] = diagnosis(slow.output) == diagnosis(fast.output)
-    first = json.loads(fast.output)["verdict"]["first_death"]
-    return SizeResult(
-        size, folder, megabytes, cmds, same, f"rank {first['rank']}, {first['cause']}" if first else "none"
-    )
+    verdict = json.loads(fast.output)["verdict"]
+    first = verdict["first_death"]
+    said = f"rank {first['rank']}, {first['cause']}" if first and first["rank"] is not None else verdict["outcome"]
+    return SizeResult(size, folder, megabytes, cmds, same, said)
 
 
 FIXTURE = HERE.parent / "fixtures" / "torchrun-raise-rank2" / "logs"
