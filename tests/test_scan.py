@@ -23,7 +23,7 @@ from rankautopsy.model import Cause, Effect, Role, StreamKind
 from rankautopsy.pipeline import Options, diagnose
 from rankautopsy.render.json import render_json
 from rankautopsy.rulepacks.loader import load_rules
-from rankautopsy.scan import parallel, selection
+from rankautopsy.scan import chunkview, parallel, selection
 from rankautopsy.scan.engine import SMALL_INPUT, Engine, load_hyperscan, load_re2, make_engine
 from rankautopsy.scan.matcher import Budget, CompiledRule, compile_rules, facts_of
 from rankautopsy.scan.prefilter import CASE_TWINS, Untranslatable, prefilter
@@ -862,3 +862,36 @@ def test_an_error_in_a_thread_of_re2s_scan_ahead_is_raised_to_the_scan(monkeypat
     data = "\n".join(_AHEAD_LINES * 4).encode()
     with pytest.raises(MemoryError, match="second run"):
         engine._ahead(memoryview(data), StreamKind.RANK_LOG, Budget())
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    sizes=st.lists(st.integers(0, 700), min_size=1, max_size=400),
+    lead=st.integers(0, 3),
+    tail=st.sampled_from([b"", b"no line feed", b"x" * 20]),
+    order=st.randoms(use_true_random=False),
+    asked=st.integers(1, 60),
+)
+def test_a_line_number_counted_from_the_count_s_marks_is_the_number_a_plain_count_gives(
+    monkeypatch: pytest.MonkeyPatch, sizes: list[int], lead: int, tail: bytes, order: object, asked: int
+) -> None:
+    """Lines of any length (many in one mark, or one over many), numbers asked in any order: counted from
+    the mark before a line, or from the line asked just before, the number is the line feeds before it."""
+    from rankautopsy.scan.chunkview import View
+
+    monkeypatch.setattr(read, "MARK_BYTES", 64)  # marks every 64 bytes: lines cross them, and fill them
+    monkeypatch.setattr(chunkview, "MARK_BYTES", 64)
+    context = b"ctx\n" * lead
+    body = b"".join(b"y" * n + b"\n" for n in sizes) + tail
+    buf = bytearray(context + body)
+    start, end = len(context), len(buf)
+    lines, marks = read._count_lines(buf, start, end)
+    assert lines == body.count(b"\n") + bool(tail)
+    assert (marks is None) == (len(body) < 2 * 64 or len(body) > 64 * read.MARKS_UP_TO)
+    chunk = read.Chunk(buf, 0, start, end, 1, lead + 1, 0, lines, True, None, marks)
+    starts = [start] + [start + i + 1 for i, byte in enumerate(body) if byte == 0x0A and start + i + 1 < end]
+    picks = [starts[i % len(starts)] for i in range(asked)]
+    order.shuffle(picks)  # type: ignore[attr-defined]
+    view = View(chunk)
+    for at in picks:
+        assert view.number(at) == lead + 1 + buf.count(b"\n", start, at)

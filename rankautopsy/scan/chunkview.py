@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from rankautopsy import recache
 from rankautopsy.scan.engine import DIRTY, Match
 from rankautopsy.sources.lines import SNIFF_LINES, Channel, LineParser
-from rankautopsy.sources.read import MAX_LINE, Chunk, pieces, split_lines
+from rankautopsy.sources.read import MARK_BYTES, MAX_LINE, Chunk, pieces, split_lines
 
 TAIL_LINES, TAIL_BYTES = 2000, 1024 * 1024
 _INNER_CR = recache.compile(rb"\r(?!\n)")
@@ -36,6 +36,16 @@ class View:
         """The number of the line starting at `start`."""
         if (known := self._known.get(start)) is not None:
             return known
+        marks = self.chunk.marks
+        if marks is not None and self.start <= start < self.end:
+            k = (start - self.start) // MARK_BYTES
+            at, number = self.start + k * MARK_BYTES, self.chunk.first_line + marks[k]
+            if len(self._anchors) > 2 and at <= self._anchors[2][0] <= start:  # the line asked last is nearer
+                at, number = self._anchors[2]
+            number += self.buf.count(b"\n", at, start)
+            self._anchors[2:] = [(start, number)]
+            self._known[start] = number
+            return number
         at, number = self._anchors[0]
         for anchor in self._anchors[1:]:  # the nearest (a loop: min() with a key costs more at 100k calls)
             if abs(anchor[0] - start) < abs(at - start):
