@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from rankautopsy.records import record
+from rankautopsy.records import pickled_fast, record
 
 
 class Cause(StrEnum):
@@ -103,6 +103,7 @@ class Phase(StrEnum):
     SHUTDOWN = "shutdown"  # after training completed
 
 
+@pickled_fast
 @dataclass(frozen=True, slots=True)
 class TimeSpan:
     """When something happened: an interval of aware UTC datetimes (a point has earliest == latest)."""
@@ -125,6 +126,7 @@ class TimeSpan:
         return end < other.earliest or (end == other.earliest and self.earliest < self.latest)
 
 
+@pickled_fast
 @dataclass(frozen=True, slots=True)
 class Location:
     """Where a line is: its input and line number."""
@@ -133,6 +135,7 @@ class Location:
     line: int  # 1-based
 
 
+@pickled_fast
 @dataclass(frozen=True, slots=True)
 class Evidence:
     """A line shown as evidence, where it is."""
@@ -141,6 +144,7 @@ class Evidence:
     text: str  # sanitized log text
 
 
+@pickled_fast
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Event:
     """One fact found in the logs by one rule (a multi-line event is still one Event)."""

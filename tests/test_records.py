@@ -177,3 +177,26 @@ def test_keyword_only_fields_take_no_positional_arguments_even_all_of_them() -> 
         Named("a", 2)  # type: ignore[misc]
     with pytest.raises(TypeError, match="unexpected keyword argument 'double'"):
         Derived(base=1, double=2)  # type: ignore[call-arg]
+
+
+def test_a_fast_pickled_dataclass_round_trips_every_field_as_a_tuple() -> None:
+    from datetime import UTC, datetime
+
+    from rankautopsy.model import Cause, Event, Evidence, Location, Role, TimeSpan
+    from rankautopsy.sources.lines import Line
+
+    at = datetime(2026, 12, 5, 9, 0, tzinfo=UTC)
+    span = TimeSpan(at, at)
+    where = Location("rank1.log", 7)
+    event = Event(
+        rule="py-exc", cause=Cause.PYTHON_EXCEPTION, role=Role.CAUSE, where=where, text="ValueError: x",
+        rank=1, time=span, facts={"type": "ValueError"}, lines=(Evidence(where, "Traceback"),), rank_from="path",
+    )  # fmt: skip
+    line = Line(7, "ValueError: x", rank=1, local_rank=1, rank_from="path", host="h", time=span, monotonic=2.5, pid=9)
+    for value in (span, where, event, line):
+        assert isinstance(value.__getstate__(), tuple)  # type: ignore[attr-defined]
+        restored = pickle.loads(pickle.dumps(value, pickle.HIGHEST_PROTOCOL))
+        assert restored == value
+        assert [getattr(restored, f.name) for f in dataclasses.fields(value)] == [
+            getattr(value, f.name) for f in dataclasses.fields(value)
+        ]

@@ -16,7 +16,7 @@ from datetime import datetime
 
 from rankautopsy import recache
 from rankautopsy.model import StreamKind, TimeSpan
-from rankautopsy.records import record
+from rankautopsy.records import pickled_fast, record
 from rankautopsy.sources.clocks import ClockContext, find_time, parse_kernel_line, wall_from_monotonic
 from rankautopsy.sources.discover import Source
 from rankautopsy.sources.prefixes import (
@@ -79,6 +79,7 @@ class Stream:
         return len(self.texts)
 
 
+@pickled_fast
 @dataclass(frozen=True, slots=True)
 class Line:
     """One logical line, parsed."""
