@@ -55,13 +55,7 @@ def _install(cls: type, frozen: bool, eq: bool) -> None:
         key = _key(tuple(f.name for f in fields if f.compare))
         methods |= {"__eq__": _eq(key), "__hash__": _hash(key) if frozen else None}
     if frozen:
-        state = _key(names)
-        methods |= {
-            "__setattr__": _frozen_set,
-            "__delattr__": _frozen_delete,
-            "__getstate__": lambda self: state(self),
-            "__setstate__": _setstate(names),
-        }
+        methods |= {"__setattr__": _frozen_set, "__delattr__": _frozen_delete, **_state_methods(names)}
     for name, method in methods.items():
         setattr(cls, name, method)
 
@@ -69,11 +63,15 @@ def _install(cls: type, frozen: bool, eq: bool) -> None:
 def pickled_fast(cls: type[_T]) -> type[_T]:
     """A slotted, frozen stdlib dataclass whose pickled state is a tuple of its fields: the stdlib's own
     state methods call `dataclasses.fields` per object, most of the cost of shipping a worker's events."""
-    names = tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]
-    state = _key(names)
-    cls.__getstate__ = lambda self: state(self)  # type: ignore[method-assign]
-    cls.__setstate__ = _setstate(names)  # type: ignore[attr-defined]
+    for name, method in _state_methods(tuple(f.name for f in dataclasses.fields(cls))).items():  # type: ignore[arg-type]
+        setattr(cls, name, method)
     return cls
+
+
+def _state_methods(names: tuple[str, ...]) -> dict[str, object]:
+    """`__getstate__` and `__setstate__` with the fields' values as a tuple, in the fields' order."""
+    state = _key(names)
+    return {"__getstate__": lambda self: state(self), "__setstate__": _setstate(names)}
 
 
 def _init(cls: type, fields: tuple[dataclasses.Field[Any], ...]) -> Callable[..., None]:
