@@ -97,6 +97,14 @@ class Fate(StrEnum):
     UNKNOWN = "unknown"
 
 
+class TimeOpen(StrEnum):
+    """The end of a first death's time that no stamped line bounds: its `time` is closed there only by
+    where the logs begin or end."""
+
+    ABOVE = "above"  # it died at or after time.earliest
+    BELOW = "below"  # it died at or before time.latest
+
+
 class Phase(StrEnum):
     STARTUP = "startup"  # before the first training progress
     TRAINING = "training"
@@ -200,6 +208,7 @@ class FirstDeath:
     host: str | None = None
     pid: int | None = None
     time: TimeSpan | None = None
+    time_open: TimeOpen | None = None  # the end of `time` that is only where the logs begin or end
     phase: Phase = Phase.TRAINING
     detail: str = ""  # e.g. "ValueError: bad sample 1234"
     evidence: tuple[Evidence, ...] = ()

@@ -37,10 +37,11 @@ from rankautopsy.model import (
     Role,
     RuledOut,
     SkippedInput,
+    TimeOpen,
     TimeSpan,
     Verdict,
 )
-from rankautopsy.render import Format
+from rankautopsy.render import Format, render_text
 from rankautopsy.render import json as rjson
 from rankautopsy.render._labels import CAUSE_LABELS, FATE_LABELS, PHASE_LABELS, rank_ranges
 from rankautopsy.render.json import render_json
@@ -107,13 +108,47 @@ def test_rank_ranges(ranks: list[int], expected: str) -> None:
         (span("07:01:02", 1), "2026-11-29 07:01:02.5 UTC (±0.5 s)"),
         (span("07:01:02", 20), "2026-11-29 07:01:12 UTC (±10 s)"),
         (TimeSpan(at("07:00:00"), at("07:10:00")), "between 2026-11-29 07:00:00 and 07:10:00 UTC"),
-        (None, "unknown (no timestamp on the evidence)"),
+        (None, "unknown (no stamped line bounds it)"),
     ],
 )
 def test_when_is_rendered_as_point_error_or_interval(when: TimeSpan | None, expected: str) -> None:
     fd = FirstDeath(rank=2, cause=Cause.SEGFAULT, rule="kernel.segfault", time=when)
     verdict = Verdict(outcome=Outcome.FIRST_DEATH, first_death=fd, confidence=Confidence.HIGH)
     assert f"when        {expected}" in terminal_text(Diagnosis(verdict=verdict, ranks=(), events=(), inputs=()))
+
+
+@pytest.mark.parametrize(
+    ("open_end", "expected"),
+    [
+        (TimeOpen.ABOVE, "at or after 2026-11-29 07:01:02.345 UTC"),
+        (TimeOpen.BELOW, "at or before 2026-11-29 07:01:09.500 UTC"),
+    ],
+)
+def test_a_death_time_with_an_open_end_gives_only_its_bound_in_every_format(open_end: TimeOpen, expected: str) -> None:
+    """Where only the start or the end of the logs closes it, no format gives the death a width (± or between)."""
+    fd = FirstDeath(
+        rank=2,
+        cause=Cause.PYTHON_EXCEPTION,
+        rule="python.traceback",
+        time=TimeSpan(at("07:01:02.345"), at("07:01:09.5")),
+        time_open=open_end,
+    )
+    d = Diagnosis(
+        verdict=Verdict(outcome=Outcome.FIRST_DEATH, first_death=fd, confidence=Confidence.HIGH),
+        ranks=(),
+        events=(),
+        inputs=(),
+    )
+    for fmt in Format:
+        if fmt is Format.JSON:
+            continue
+        text = terminal_text(d) if fmt is Format.TERMINAL else render_text(d, fmt)
+        assert expected in text, fmt
+        assert "±" not in text and "between" not in text, fmt
+    doc = json.loads(render_json(d, VERSION))
+    validate_schema(doc)
+    assert doc["verdict"]["first_death"]["time_open"] == open_end.value
+    assert "time_open" not in json.loads(render_json(exception_diagnosis(), VERSION))["verdict"]["first_death"]
 
 
 # ---- untrusted text ----

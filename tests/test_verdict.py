@@ -6,7 +6,7 @@ from datetime import UTC
 from pathlib import Path
 
 from rankautopsy.diagnosis.timeline import bus_of
-from rankautopsy.model import Cause, Confidence, Diagnosis, Fate
+from rankautopsy.model import Cause, Confidence, Diagnosis, Fate, TimeOpen
 from rankautopsy.pipeline import Options, diagnose
 
 
@@ -160,3 +160,53 @@ def test_a_user_rule_capturing_words_as_a_rank_does_not_break_the_diagnosis(tmp_
     d = run(tmp_path, {"console.log": step_lines(0, 3) + "worker alpha lost\n"}, rules=[str(pack)])
     [event] = [e for e in d.events if e.rule == "inhouse.worker-lost"]
     assert event.facts["rank_raw"] == "alpha" and "rank" not in event.facts and event.rank is None
+
+
+_TRACEBACK = 'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\nValueError: bad sample 7\n'
+_FAILED = (
+    "[2026-11-29 07:00:06,250] torch.distributed.elastic.multiprocessing.api: [ERROR] failed "
+    "(exitcode: 1) local_rank: 1 (pid: 4242) of binary: /usr/bin/python3\n"
+)
+_TEARDOWN = (
+    "[2026-11-29 07:00:06,100] torch.distributed.elastic.multiprocessing.api: [WARNING] Sending process 4241 "
+    "closing signal SIGTERM\n"
+)
+
+
+def _when(d: Diagnosis) -> tuple[str | None, str | None, TimeOpen | None]:
+    first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (1, Cause.PYTHON_EXCEPTION)
+    if first.time is None:
+        return None, None, first.time_open
+    return f"{first.time.earliest:%H:%M:%S.%f}", f"{first.time.latest:%H:%M:%S.%f}", first.time_open
+
+
+def test_a_death_after_the_last_stamp_is_open_above(tmp_path: Path) -> None:
+    """Its traceback has no stamp and nothing stamped follows: it died at or after rank 1's last stamp,
+    and where the logs end bounds nothing."""
+    d = run(tmp_path, {"rank_0.log": step_lines(0, 9), "rank_1.log": step_lines(1, 5) + _TRACEBACK})
+    assert _when(d)[::2] == ("07:00:04.000000", TimeOpen.ABOVE)
+
+
+def test_a_stamped_notice_closes_the_death_time(tmp_path: Path) -> None:
+    """torchrun's stamped failure line says when the launcher saw the rank exit: the death came before,
+    and after the rank's last stamped line."""
+    files = {"rank_0.log": step_lines(0, 9), "rank_1.log": step_lines(1, 5) + _TRACEBACK, "torchrun.log": _FAILED}
+    assert _when(run(tmp_path, files)) == ("07:00:04.000000", "07:00:06.251000", None)
+
+
+def test_the_launchers_first_teardown_bounds_the_first_death(tmp_path: Path) -> None:
+    """The launcher stops the survivors once a rank died: a death told by no stamped line of its own
+    rank is at or before that, and nothing says since when."""
+    files = {"rank_0.log": step_lines(0, 9), "rank_1.log": _TRACEBACK, "torchrun.log": _TEARDOWN + _FAILED}
+    assert _when(run(tmp_path, files))[1:] == ("07:00:06.101000", TimeOpen.BELOW)
+
+
+def test_a_neighbours_stamp_bounds_no_death(tmp_path: Path) -> None:
+    """A traceback with no stamp, between other processes' stamped lines in one console (a relay may
+    write it late), and no stamped line of its rank or the launcher: when it died is unknown."""
+    console = (
+        "2026-11-29 07:00:01,000 INFO [rank 0] step 1/100\n" + "[rank1]: " + _TRACEBACK.replace("\n", "\n[rank1]: ")
+    )
+    console = console.rstrip("[rank1]: ") + "\n2026-11-29 07:00:03,000 INFO [rank 0] step 2/100\n"
+    assert _when(run(tmp_path, {"console.log": console})) == (None, None, None)

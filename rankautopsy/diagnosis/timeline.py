@@ -59,6 +59,7 @@ class Timeline:
     pids: dict[int, int]  # pid -> rank
     notes: list[str]
     root_cause_rank: int | None = None  # what torchrun's "Root Cause" entry named
+    start: datetime | None = None  # the earliest time seen in any input
     end: datetime | None = None  # the latest time seen in any input
     ctx: ClockContext | None = None
     sweeps: dict[str, int] = field(default_factory=dict)  # source -> line from which the launcher tears all down
@@ -86,6 +87,7 @@ def build_timeline(streams: Sequence[Stream], per_stream: Sequence[list[Event]],
     for index, event in enumerate(tl.events):
         _apply(tl, index, event, local_to_rank)
     tl.quiet = sorted({r for s in streams for r in s.head_ranks} - set(tl.ranks))
+    tl.start = min((s.earliest for s in (e.time for e in tl.events) if s is not None), default=None)
     tl.end = max((s.latest for s in (e.time for e in tl.events) if s is not None), default=None)
     if tl.end is not None:
         seen = [r.last_seen for r in tl.ranks.values() if r.last_seen is not None]

@@ -23,6 +23,7 @@ from rankautopsy.model import (
     Phase,
     Role,
     RuledOut,
+    TimeOpen,
     TimeSpan,
     Unattributed,
 )
@@ -50,6 +51,8 @@ class Candidate:
     from_exit_only: bool = False
     phase: Phase = Phase.TRAINING
     inferred: bool = False  # the cause is inferred from evidence not tied to this rank
+    # when it died as the report says it: only what bounds it for certain (`_death_bounds`); `time` orders
+    reported: tuple[TimeSpan | None, TimeOpen | None] = (None, None)
 
 
 @record(frozen=False)
@@ -311,7 +314,8 @@ def _job_candidates(tl: Timeline) -> list[Candidate]:
     """Causes that end the whole job at once: the scheduler's time limit."""
     for i, e in enumerate(tl.events):
         if e.role is Role.CAUSE and e.rank is None and e.cause is Cause.TIME_LIMIT:
-            return [Candidate(None, e.cause, e.rule, e.time, [i], e.text.strip())]
+            reported = (e.time, None) if _stamped(e.facts) else (None, None)  # its line's stamp, or nothing
+            return [Candidate(None, e.cause, e.rule, e.time, [i], e.text.strip(), reported=reported)]
     return []
 
 
@@ -495,12 +499,14 @@ def _candidate(tl: Timeline, r: RankState) -> Candidate | None:
             [best, *_support(r)],
             _detail(e),
             phase=_phase(tl, r, best),
+            reported=_death_bounds(tl, r, e.time, e.facts),
         )
     recorded = [i for i in r.events if _recorded(tl, i, Role.CAUSE)]
     if recorded:
         e = tl.events[recorded[0]]
         cause = Cause(e.facts["exc_cause"])
-        return Candidate(r.rank, cause, e.rule, _death_time(tl, r, None, {}), recorded[:1], _detail(e))
+        time, reported = _death_time(tl, r, None, {}), _death_bounds(tl, r, None, {})
+        return Candidate(r.rank, cause, e.rule, time, recorded[:1], _detail(e), reported=reported)
     if code is None or code == 0 or r.exit is None:
         return None
     cause = signal_cause(-code) if code < 0 else Cause.SILENT_EXIT
@@ -517,6 +523,7 @@ def _candidate(tl: Timeline, r: RankState) -> Candidate | None:
         detail,
         from_exit_only=True,
         phase=_phase(tl, r, r.exit.event),
+        reported=_death_bounds(tl, r, None, {}),
     )
 
 
@@ -592,6 +599,58 @@ def _death_time(tl: Timeline, r: RankState, own: TimeSpan | None, facts: Mapping
     if recorded is not None and noticed is not None and recorded.earliest > noticed.latest:
         recorded = None  # written after the launcher saw it exit: a later attempt's record
     return _narrow(span, recorded)
+
+
+def _death_bounds(
+    tl: Timeline, r: RankState, own: TimeSpan | None, facts: Mapping[str, str]
+) -> tuple[TimeSpan | None, TimeOpen | None]:
+    """When the rank died, from what bounds it for certain: it was alive at its last stamped line (unless
+    that came after what bounds the death: a restarted rank's later life) and at the stamp of a line
+    telling its death, and dead by the time the launcher noticed it or began to stop the survivors (it
+    does once a rank died) and its recorded exception was written (torchrun's error file); each where a
+    line's own stamp says so (`_stamped`)."""
+    lower: list[datetime] = []
+    upper: list[datetime] = []
+    if own is not None and _stamped(facts):
+        lower.append(own.earliest)
+        upper.append(own.latest)
+    noticed = r.exit.noticed if r.exit is not None else None
+    if noticed is not None and r.exit is not None and _stamped(tl.events[r.exit.event].facts, notice=True):
+        upper.append(noticed.latest)
+    if (teardown := _first_teardown(tl)) is not None:
+        upper.append(teardown)
+    if (recorded := r.died_at) is not None and (noticed is None or recorded.earliest <= noticed.latest):
+        lower.append(recorded.earliest)
+        upper.append(recorded.latest)
+    hi = min(upper, default=None)
+    if r.last_seen is not None and (hi is None or r.last_seen <= hi):  # else a later life's (a restart)
+        lower.append(r.last_seen)
+    return _bounded(tl, max(lower, default=None), hi)
+
+
+def _stamped(facts: Mapping[str, str], notice: bool = False) -> bool:
+    """Whether an event's time is its line's own stamp (or, for an exit `notice`, torchrun's failure
+    table's time), not one its neighbours lend it: in a console, relays (torchrun's tee, mpirun's
+    forwarding, Ray's driver, which repeats a line's first stamp) write other processes' lines late and
+    out of order, so a neighbour's stamp bounds nothing for certain."""
+    return not {"time_open", "time_inferred"} & facts.keys() or (notice and "table_time" in facts)
+
+
+def _first_teardown(tl: Timeline) -> datetime | None:
+    """When the launcher began to stop the survivors, where a line tells it and is bounded in time."""
+    return min(
+        (e.time.latest for e in tl.events if Effect.TEARDOWN in e.effects and e.time is not None and _stamped(e.facts)),
+        default=None,
+    )
+
+
+def _bounded(tl: Timeline, lo: datetime | None, hi: datetime | None) -> tuple[TimeSpan | None, TimeOpen | None]:
+    """The interval [lo, hi], its open end closed where the logs begin or end (and said to be open)."""
+    if lo is None:
+        return (None, None) if hi is None else (TimeSpan(min(tl.start or hi, hi), hi), TimeOpen.BELOW)
+    if hi is None:
+        return TimeSpan(lo, max(tl.end or lo, lo)), TimeOpen.ABOVE
+    return TimeSpan(min(lo, hi), max(lo, hi)), None  # lo > hi: clocks that disagree (two hosts): the hull
 
 
 def _narrow(span: TimeSpan | None, bound: TimeSpan | None) -> TimeSpan | None:
@@ -740,7 +799,8 @@ def _first_death(tl: Timeline, c: Candidate) -> FirstDeath:
         rule=c.rule,
         host=r.host if r else tl.events[c.evidence[0]].host,
         pid=r.pid if r else None,
-        time=c.time,
+        time=c.reported[0],
+        time_open=c.reported[1],
         phase=c.phase,
         detail=c.detail,
         evidence=evidence,
@@ -789,6 +849,7 @@ def _name_sequence_culprit(
         i for other in seqs if other != rank for i in tl.ranks[other].events if "last_enqueued" in tl.events[i].facts
     ][:1]
     f.collateral.pop(rank, None)
+    time, time_open = _bounded(tl, r.last_seen, None)  # it stopped after its last sign of life
     f.first = FirstDeath(
         rank=rank,
         cause=Cause.HANG,
@@ -796,7 +857,8 @@ def _name_sequence_culprit(
         method="sequence",
         host=r.host,
         pid=r.pid,
-        time=TimeSpan(r.last_seen, r.last_seen) if r.last_seen else None,
+        time=time,
+        time_open=time_open,
         detail=f"never issued collective {low + 1} of process group {pg}: its last enqueued work is {low}, "
         f"the others reached {high}",
         evidence=_evidence(tl, mine + theirs),
@@ -930,7 +992,7 @@ def _unranked_crash_signal(tl: Timeline) -> int | None:
 
 
 def _name_culprit(tl: Timeline, f: Findings, culprit: RankState, cause: Cause, evidence: list[int], how: str) -> None:
-    time = TimeSpan(culprit.last_seen, culprit.last_seen) if culprit.last_seen else None
+    time, time_open = _bounded(tl, culprit.last_seen, None)  # it went quiet after its last sign of life
     f.collateral.pop(culprit.rank, None)
     f.torn_down.pop(culprit.rank, None)
     f.clean.discard(culprit.rank)
@@ -943,6 +1005,7 @@ def _name_culprit(tl: Timeline, f: Findings, culprit: RankState, cause: Cause, e
         host=culprit.host,
         pid=culprit.pid,
         time=time,
+        time_open=time_open,
         detail=_hang_detail(culprit, cause),
         evidence=_evidence(tl, evidence),
     )

@@ -19,6 +19,7 @@ from rankautopsy.model import (
     Phase,
     RankReport,
     Role,
+    TimeOpen,
     TimeSpan,
     Verdict,
 )
@@ -263,10 +264,15 @@ def _seconds(delta: timedelta) -> tuple[str, int]:
     return text, len(text.partition(".")[2])
 
 
-def when_text(span: TimeSpan | None) -> str:
-    """A point, a point with its error (±), or an interval, in UTC."""
+def when_text(span: TimeSpan | None, open_end: TimeOpen | None = None) -> str:
+    """A point, a point with its error (±), an interval, or a bound with its other end open
+    (`FirstDeath.time_open`), in UTC."""
     if span is None:
-        return "unknown (no timestamp on the evidence)"
+        return "unknown (no stamped line bounds it)"
+    if open_end is TimeOpen.ABOVE:
+        return f"at or after {stamp(span.earliest, 3 if utc(span.earliest).microsecond else 0)} UTC"
+    if open_end is TimeOpen.BELOW:
+        return f"at or before {stamp(span.latest, 3 if utc(span.latest).microsecond else 0)} UTC"
     width = span.latest - span.earliest
     if width <= timedelta(0):
         return f"{stamp(span.earliest, 3 if utc(span.earliest).microsecond else 0)} UTC"
@@ -277,6 +283,13 @@ def when_text(span: TimeSpan | None) -> str:
     if first[:10] == last[:10]:
         last = last[11:]
     return f"between {first} and {last} UTC"
+
+
+def death_when(fd: FirstDeath, after: str = "") -> str:
+    """When the first death happened, as `when_text` says it; with `after` (a word such as "at") put
+    before the points it reads well before, not before "between", "at or after" or "at or before"."""
+    text = when_text(fd.time, fd.time_open)
+    return f"{after} {text}" if after and fd.time is not None and text[0].isdigit() else text
 
 
 def clock(at: datetime | None, with_date: bool) -> str:

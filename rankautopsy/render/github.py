@@ -22,13 +22,13 @@ from rankautopsy.render._labels import (
     FATE_LABELS,
     OUTCOME_LABELS,
     clip,
+    death_when,
     decisive_evidence,
     headline,
     is_clean,
     named,
     outcome_lines,
     plain,
-    when_text,
 )
 
 LINE_CHARS = 240
@@ -109,7 +109,7 @@ def _first_death(d: Diagnosis, fd: FirstDeath, root: str) -> str:
     v = d.verdict
     lead = headline(fd, plain(fd.host) if fd.host else None, fd.pid)
     lines = [clip(f"{lead} — {fd.detail}" if fd.detail else lead, LINE_CHARS)]
-    facts = [when_text(fd.time), f"{v.confidence.value} confidence"]
+    facts = [death_when(fd), f"{v.confidence.value} confidence"]
     counts = counts_text(d.ranks)
     lines.append(" · ".join([*facts, counts] if counts else facts))
     hint = _hint(v)

@@ -18,6 +18,7 @@ from rankautopsy.render._labels import (
     PHASE_LABELS,
     clip,
     clock,
+    death_when,
     evidence_blocks,
     group_ranks,
     headline,
@@ -29,7 +30,6 @@ from rankautopsy.render._labels import (
     ruled_out_line,
     spans_days,
     summary_line,
-    when_text,
     xml_chars,
 )
 from rankautopsy.render.github import counts_text, decisive_line
@@ -127,7 +127,7 @@ def _card(kind: str, title: str, detail: str, extra: str) -> str:
 
 
 def _death(fd: FirstDeath, v: Verdict) -> str:
-    facts = [("when", when_text(fd.time)), ("phase", PHASE_LABELS[fd.phase]), ("confidence", v.confidence.value)]
+    facts = [("when", death_when(fd)), ("phase", PHASE_LABELS[fd.phase]), ("confidence", v.confidence.value)]
     ids = ([fd.host] if fd.host else []) + ([] if fd.pid is None else [f"pid {fd.pid}"])
     facts += [("process", ", ".join(ids))] if ids else []
     facts.append(("rule", rule_text(fd)))
@@ -154,7 +154,7 @@ def _picture_words(d: Diagnosis) -> tuple[str, str]:
     title = f"Timeline of {n:,} rank{'' if n == 1 else 's'} — {summary_line(v)}"
     if fd is None:
         return title, " ".join([OUTCOME_LABELS[v.outcome][1] + ".", *outcome_lines(v)[:2]])
-    words = [f"{headline(fd, fd.host, fd.pid)}{f' — {fd.detail}' if fd.detail else ''}, at {when_text(fd.time)}."]
+    words = [f"{headline(fd, fd.host, fd.pid)}{f' — {fd.detail}' if fd.detail else ''}, {death_when(fd, 'at')}."]
     counts = counts_text(d.ranks)
     words += [f"The other ranks: {counts}."] if counts else []
     return title, " ".join(words)

@@ -191,6 +191,7 @@ def _first_death(fd: FirstDeath | None) -> JSONObject | None:
         "method": fd.method,
         "phase": fd.phase.value,
         "time": _span(fd.time),
+        **({"time_open": fd.time_open.value} if fd.time_open else {}),
         "detail": fd.detail,
         "evidence": [_evidence(ev) for ev in fd.evidence],
     }

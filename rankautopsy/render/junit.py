@@ -22,6 +22,7 @@ from rankautopsy.render._labels import (
     all_times,
     clip,
     clock,
+    death_when,
     group_ranks,
     headline,
     named,
@@ -34,7 +35,6 @@ from rankautopsy.render._labels import (
     stamp,
     summary_line,
     utc,
-    when_text,
     where,
 )
 from rankautopsy.render.github import counts_text
@@ -129,7 +129,7 @@ def _properties(suite: ET.Element, v: Verdict) -> None:
             "first_death.host": fd.host or "",
             "first_death.cause": fd.cause.value,
             "first_death.rule": rule_text(fd),
-            "first_death.time": when_text(fd.time),
+            "first_death.time": death_when(fd),
         }
     for name, value in values.items():
         ET.SubElement(props, "property", _attrs(name=name, value=value))
@@ -174,7 +174,7 @@ def _death_message(fd: FirstDeath) -> str:
 def _death_text(fd: FirstDeath, v: Verdict) -> str:
     lines = [
         _death_message(fd),
-        f"when: {when_text(fd.time)}",
+        f"when: {death_when(fd)}",
         f"confidence: {v.confidence.value}",
         f"rule: {rule_text(fd)}",
     ]

@@ -17,6 +17,7 @@ from rankautopsy.render._labels import (
     PHASE_LABELS,
     clip,
     clock,
+    death_when,
     evidence_blocks,
     group_ranks,
     headline,
@@ -29,7 +30,6 @@ from rankautopsy.render._labels import (
     rule_text,
     ruled_out_line,
     spans_days,
-    when_text,
 )
 
 GROUP_ABOVE_RANKS = 32
@@ -133,7 +133,7 @@ def _verdict(d: Diagnosis, clean_run: bool) -> str:
 
 
 def _death(fd: FirstDeath, v: Verdict) -> str:
-    title = f"## {escape(headline(fd))} · {escape(when_text(fd.time))} · {v.confidence.value} confidence"
+    title = f"## {escape(headline(fd))} · {escape(death_when(fd))} · {v.confidence.value} confidence"
     facts = [f"**Phase:** {escape(PHASE_LABELS[fd.phase])}"]
     ids = ([escape(fd.host)] if fd.host else []) + ([] if fd.pid is None else [f"pid {fd.pid}"])
     if ids:

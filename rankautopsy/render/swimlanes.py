@@ -8,7 +8,7 @@ import unicodedata
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
-from rankautopsy.model import Cause, Diagnosis, Event, Fate, RankReport, Role, TimeSpan
+from rankautopsy.model import Cause, Diagnosis, Event, Fate, FirstDeath, RankReport, Role, TimeOpen, TimeSpan
 from rankautopsy.records import record
 from rankautopsy.render._labels import (
     CAUSE_LABELS,
@@ -142,8 +142,8 @@ def _marks(d: Diagnosis, r: RankReport) -> tuple[_Mark, ...]:
     fd = d.verdict.first_death
     events = [ev for ev in rank_events(d, r.events) if ev.time is not None]
     marks: list[_Mark] = []
-    if r.fate is Fate.FIRST_DEATH and fd is not None and fd.time is not None:
-        marks.append(_Mark(fd.time.earliest, "cross", CAUSE_LABELS[fd.cause][1], fd.time.latest))
+    if r.fate is Fate.FIRST_DEATH and fd is not None and (span := _death_span(fd)) is not None:
+        marks.append(_Mark(span.earliest, "cross", CAUSE_LABELS[fd.cause][1], span.latest))
         events = [ev for ev in events if ev.role is Role.SYMPTOM]
     else:
         events = [ev for ev in events if ev.role in (Role.CAUSE, Role.SYMPTOM)]
@@ -280,11 +280,13 @@ def _guides(d: Diagnosis, lanes: Sequence[_Lane]) -> list[_Guide]:
     """Words above the lanes: when and why the first death happened, when the symptoms began."""
     guides: list[_Guide] = []
     fd = d.verdict.first_death
-    span = fd.time if fd is not None else None
+    span = _death_span(fd) if fd is not None else None
     culprit = next((lane for lane in lanes if lane.report.fate is Fate.FIRST_DEATH), None)
     if fd is not None and (span is not None or culprit is not None):
         who = "the job" if fd.rank is None else f"rank {fd.rank}"
-        what = "died" if span is None else f"died · {_short_when(span)}"
+        what = "died" if span is None or fd.time_open else f"died · {_short_when(span)}"
+        if span is not None and fd.time_open:
+            what = f"died at or {'after' if fd.time_open is TimeOpen.ABOVE else 'before'} {clock(span.earliest, False)}"
         if fd.cause is Cause.HANG:
             what = "stopped making progress" + ("" if span is None else f" after {clock(span.earliest, False)}")
         else:
@@ -310,6 +312,16 @@ def _lane_end(lane: _Lane | None) -> datetime | None:
     if lane is None:
         return None
     return lane.marks[0].at if lane.marks else lane.report.last_seen
+
+
+def _death_span(fd: FirstDeath) -> TimeSpan | None:
+    """The first death's time as the picture draws it: an open end is only where the logs begin or end,
+    so only the bounded one is drawn."""
+    span = fd.time
+    if span is None or fd.time_open is None:
+        return span
+    at = span.earliest if fd.time_open is TimeOpen.ABOVE else span.latest
+    return TimeSpan(at, at)
 
 
 def _short_when(span: TimeSpan) -> str:

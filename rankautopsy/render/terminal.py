@@ -41,6 +41,7 @@ from rankautopsy.render._labels import (
     clip,
     clock,
     common_dir,
+    death_when,
     decisive_line,
     exception_line,
     fate_counts,
@@ -58,7 +59,6 @@ from rankautopsy.render._labels import (
     ruled_out_line,
     summary_line,
     utc,
-    when_text,
 )
 
 EVIDENCE_CHARS = 240
@@ -240,7 +240,7 @@ class _Report:
             self.lines.append(Text())
             self.evidence(decisive, bold=True)
         self.lines.append(Text())
-        self.key("when", f"{when_text(fd.time)}, during {PHASE_LABELS[fd.phase]}")
+        self.key("when", f"{death_when(fd)}, during {PHASE_LABELS[fd.phase]}")
         if fd.detail and (decisive is None or fd.detail.strip() not in decisive.text):
             self.key("detail", clip(fd.detail, EVIDENCE_CHARS), "bold")
         self.confidence()
