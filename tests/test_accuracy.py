@@ -85,6 +85,18 @@ def test_corpus_ratchet_holds(corpus: tuple[list[Any], list[Any], list[str]]) ->
         )
 
 
+def test_corpus_death_times_hold(corpus: tuple[list[Any], list[Any], list[str]]) -> None:
+    """Where a real job's fault time is known and the tool names its rank with a time, the time holds it."""
+    results, _, _ = corpus
+    wrong = [
+        f"  {r.case.id}: injected {r.case.died_at}, tool {score._time_text(r.answer)}"
+        for r in results
+        if r.time_held is False
+    ]
+    assert not wrong, "death times that do not hold the injected time:\n" + "\n".join(wrong)
+    assert sum(r.time_held is True for r in results) >= 40  # most are bounded: the check is not vacuous
+
+
 def test_ratchet_file_is_sorted_json() -> None:
     if not score.RATCHET.is_file():
         return
@@ -154,6 +166,42 @@ JUDGEMENTS = [
     ("clean-first-death", T("clean", None, None), v1(0, "python_exception"), False),
     ("clean-undetermined", T("clean", None, None), v2("undetermined"), False),
 ]
+
+
+def _timed(earliest: str, latest: str, open_end: str | None = None, rank: int = 1) -> dict[str, Any]:
+    doc = v2("first_death", rank, "segfault")
+    doc["verdict"]["first_death"]["time"] = {"earliest": f"2026-12-01T{earliest}Z", "latest": f"2026-12-01T{latest}Z"}
+    if open_end:
+        doc["verdict"]["first_death"]["time_open"] = open_end
+    return doc
+
+
+@pytest.mark.parametrize(
+    ("doc", "held"),
+    [
+        (_timed("10:00:00.000000", "10:00:02.000000"), True),
+        (_timed("10:00:01.501000", "10:00:02.000000"), True),  # 1 ms: the stamps' resolution
+        (_timed("10:00:01.502000", "10:00:02.000000"), False),
+        (_timed("10:00:00.000000", "10:00:01.400000"), False),
+        (_timed("10:00:02.000000", "10:00:09.000000", "below"), True),  # only its upper end bounds
+        (_timed("10:00:00.000000", "10:00:01.000000", "below"), False),
+        (_timed("10:00:01.000000", "10:00:01.000000", "above"), True),
+        (_timed("10:00:02.000000", "10:00:09.000000", "above"), False),
+        (v2("first_death", 1, "segfault"), None),  # no time: unknown, never wrong
+        (_timed("10:00:00.000000", "10:00:01.000000", rank=0), None),  # another rank: not judged
+    ],
+)
+def test_death_time_holds_the_injected_time(doc: dict[str, Any], held: bool | None) -> None:
+    died = score._injected_time([{"kind": "segv", "time": "2026-12-01 10:00:01.500 UTC"}])
+    case = score.Case("c", "real", "torchrun", Path("."), ("logs",), T("first_death", 1, "segfault"), died_at=died)
+    result = score.Result(case, score.answer_from_json(doc))
+    assert result.time_held is held
+    assert result.time_judged is (held is not None or "time" not in doc["verdict"]["first_death"])
+
+
+@pytest.mark.parametrize("injected", [None, [], [{"time": "2026-12-01 10:00:01"}], [{"time": 3}], "x"])
+def test_no_injected_time_is_no_death_time(injected: Any) -> None:
+    assert score._injected_time(injected) is None
 
 
 @pytest.mark.parametrize(("truth", "doc", "right"), [j[1:] for j in JUDGEMENTS], ids=[j[0] for j in JUDGEMENTS])

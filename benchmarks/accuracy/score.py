@@ -25,7 +25,7 @@ import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +53,12 @@ DEFINITIONS = """\
   - truth clean: the tool's outcome is clean or no_failure.
 
   Anything else, including a run that failed, is **wrong**.
+- **Death time**: a case whose `injected:` list gives a `time` (`YYYY-MM-DD HH:MM:SS.fff UTC`: when the
+  fault was injected into a real job) and whose truth cause is not `hang` has a known death time. Where
+  the tool names the truth's rank and gives a time, that time *holds* when the injected time lies in
+  [first_death.time.earliest, first_death.time.latest] (1 ms either way, the stamps' resolution), or
+  on its bounded side when `time_open` says one end is open; else it is *wrong*. No time given is
+  *unknown*, which is never wrong.
 - **Calibration**: for each confidence the tool stated (high, medium, low), its answers, right and
   wrong; the headline figure is *wrong answers at high confidence*. Failed runs state no confidence.
 - Schema 1 verdicts carry no outcome; it is derived: a first_death is `hang` when its cause is hang,
@@ -104,6 +110,7 @@ TRUTH_KEYS = ("outcome", "rank", "cause", "sure", "why")
 # Options a case may not set: the scorer owns the output format and the zone of naive stamps.
 RESERVED_OPTIONS = ("--format", "-f", "--output", "-o", "--tz")
 ERROR_RUN = "error"  # the calibration row of runs that produced no verdict
+TIME_RESOLUTION = timedelta(milliseconds=1)
 
 
 class CaseError(Exception):
@@ -136,6 +143,7 @@ class Case:
     options: tuple[str, ...] = ()
     source: str = ""
     description: str = ""
+    died_at: datetime | None = None  # when the fault was injected (`injected[0].time`), for the death time
 
     def argv(self) -> list[str]:
         dmesg = [arg for p in self.dmesg for arg in ("--dmesg", p)]
@@ -152,6 +160,8 @@ class Answer:
     confidence: str | None = None
     note: str = ""
     error: str | None = None
+    time: tuple[datetime, datetime] | None = None  # first_death.time
+    time_open: str | None = None  # first_death.time_open
 
     @property
     def named_rank(self) -> bool:
@@ -179,6 +189,22 @@ class Result:
     @property
     def cause_ok(self) -> bool:
         return self.case.truth.cause is not None and self.answer.cause == self.case.truth.cause
+
+    @property
+    def time_held(self) -> bool | None:
+        """Whether the death time holds the injected one; None where it is not judged (see DEFINITIONS)."""
+        died = self.case.died_at
+        if died is None or self.case.truth.cause == "hang" or not self.rank_ok or self.answer.time is None:
+            return None
+        earliest, latest = self.answer.time
+        low = self.answer.time_open == "below" or died >= earliest - TIME_RESOLUTION
+        high = self.answer.time_open == "above" or died <= latest + TIME_RESOLUTION
+        return low and high
+
+    @property
+    def time_judged(self) -> bool:
+        """A known death time on the truth's rank, named: judged (`time_held`) or unknown (no time)."""
+        return self.case.died_at is not None and self.case.truth.cause != "hang" and self.rank_ok
 
 
 # --- scoring ---------------------------------------------------------------------------------------------
@@ -228,13 +254,28 @@ def answer_from_json(doc: Any) -> Answer:
         outcome = "hang" if cause == "hang" else "first_death"
     confidence = verdict.get("confidence")
     reasoning = [*_strings(verdict.get("reasoning")), *_strings(verdict.get("notes"))]
+    time_open = first.get("time_open") if first else None
     return Answer(
         outcome=outcome if isinstance(outcome, str) else repr(outcome),
         rank=rank if isinstance(rank, int) and not isinstance(rank, bool) else None,
         cause=cause if isinstance(cause, str) else None,
         confidence=confidence if isinstance(confidence, str) else None,
         note=reasoning[0] if reasoning else "",
+        time=_span(first.get("time")) if first else None,
+        time_open=time_open if isinstance(time_open, str) else None,
     )
+
+
+def _span(value: Any) -> tuple[datetime, datetime] | None:
+    """A JSON time interval, or None where there is none (or it is not one)."""
+    try:
+        return _iso(value["earliest"]), _iso(value["latest"])
+    except (TypeError, KeyError, ValueError):
+        return None
+
+
+def _iso(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 def _strings(value: Any) -> list[str]:
@@ -340,7 +381,20 @@ def load_case(path: Path) -> Case:
         options=tuple(str(o) for o in data.get("options") or ()),
         source=data["source"],
         description=data["description"],
+        died_at=_injected_time(data.get("injected")),
     )
+
+
+def _injected_time(injected: Any) -> datetime | None:
+    """When the first injected fault happened, as a real case's `injected:` list gives it, or None."""
+    first = injected[0] if isinstance(injected, list) and injected and isinstance(injected[0], dict) else {}
+    text = first.get("time")
+    if not isinstance(text, str) or not text.endswith(" UTC"):
+        return None
+    try:
+        return datetime.strptime(text[:-4], "%Y-%m-%d %H:%M:%S.%f").replace(tzinfo=UTC)
+    except ValueError:
+        return None
 
 
 def _validate(path: Path, data: Mapping[str, Any]) -> list[str]:
@@ -482,6 +536,9 @@ class Tally:
     rank_ok: int = 0
     with_cause: int = 0
     cause_ok: int = 0
+    time_judged: int = 0
+    time_held: int = 0
+    time_wrong: int = 0
 
     def add(self, r: Result) -> None:
         self.cases += 1
@@ -490,6 +547,13 @@ class Tally:
         self.rank_ok += r.rank_ok
         self.with_cause += r.case.truth.cause is not None
         self.cause_ok += r.cause_ok
+        self.time_judged += r.time_judged
+        self.time_held += r.time_held is True
+        self.time_wrong += r.time_held is False
+
+    def time_text(self) -> str:
+        unknown = self.time_judged - self.time_held - self.time_wrong
+        return f"{self.time_held} hold, {self.time_wrong} wrong, {unknown} unknown (of {self.time_judged})"
 
 
 @dataclass
@@ -563,6 +627,7 @@ def render_text(summary: Summary, problems: Sequence[CaseError], ratchet_lines: 
         f"  rank accuracy     {fraction(t.rank_ok, t.determinate)}",
         f"  cause accuracy    {fraction(t.cause_ok, t.with_cause)}",
         f"  wrong at high     {summary.wrong_at_high}",
+        f"  death time        {t.time_text()}",
         "",
         "calibration (confidence: answers right wrong)",
     ]
@@ -581,12 +646,24 @@ def render_text(summary: Summary, problems: Sequence[CaseError], ratchet_lines: 
         out.append(f"  {r.case.id}: truth {truth_text(r.case.truth)}  tool {answer_text(r.answer)}")
         if why := _why(r.answer):
             out.append(f"      {_one_line(why, 200)}")
+    if wrong_times := [r for r in summary.results if r.time_held is False]:
+        out += ["", f"death times that do not hold the injected time ({len(wrong_times)})"]
+        out += [
+            f"  {r.case.id}: injected {r.case.died_at:%H:%M:%S.%f}, tool {_time_text(r.answer)}" for r in wrong_times
+        ]
     if problems:
         out += ["", f"malformed cases ({len(problems)})"]
         out += [f"  {p}" for p in problems]
     if ratchet_lines:
         out += ["", *ratchet_lines]
     return "\n".join(out) + "\n"
+
+
+def _time_text(a: Answer) -> str:
+    if a.time is None:
+        return "no time"
+    earliest, latest = a.time
+    return f"{earliest:%H:%M:%S.%f}..{latest:%H:%M:%S.%f}" + (f" (open {a.time_open})" if a.time_open else "")
 
 
 def _md(text: str) -> str:
@@ -622,6 +699,7 @@ def render_markdown(
         f"| rank accuracy | {fraction(t.rank_ok, t.determinate)} |",
         f"| cause accuracy | {fraction(t.cause_ok, t.with_cause)} |",
         f"| **wrong answers at high confidence** | **{summary.wrong_at_high}** |",
+        f"| death time (injected time held) | {t.time_text()} |",
         "",
         "## Calibration",
         "",
