@@ -210,3 +210,15 @@ def test_a_neighbours_stamp_bounds_no_death(tmp_path: Path) -> None:
     )
     console = console.rstrip("[rank1]: ") + "\n2026-11-29 07:00:03,000 INFO [rank 0] step 2/100\n"
     assert _when(run(tmp_path, {"console.log": console})) == (None, None, None)
+
+
+def test_a_time_the_line_states_is_its_events_time(tmp_path: Path) -> None:
+    """SLURM says when it cancelled the job (`CANCELLED AT ...`); its line has no stamp of its own."""
+    slurm = "slurmstepd: error: *** JOB 1234 ON node01 CANCELLED AT 2026-11-29T07:00:30 DUE TO TIME LIMIT ***\n"
+    d = run(tmp_path, {"rank_0.log": step_lines(0, 9), "slurm-1234.out": slurm}, tz=UTC)
+    first = d.verdict.first_death
+    assert first is not None and first.cause is Cause.TIME_LIMIT and first.time_open is None
+    assert (
+        first.time is not None
+        and f"{first.time.earliest:%H:%M:%S}..{first.time.latest:%H:%M:%S}" == "07:00:30..07:00:31"
+    )

@@ -16,7 +16,7 @@ from rankautopsy.model import Cause, Effect, Event, Role, StreamKind, TimeSpan
 from rankautopsy.numbers import read_int
 from rankautopsy.records import record
 from rankautopsy.signals import as_signal, signal_number
-from rankautopsy.sources.clocks import ClockContext, parse_torchrun_time
+from rankautopsy.sources.clocks import ClockContext, find_time, parse_torchrun_time
 from rankautopsy.sources.lines import Stream
 
 # A kernel log named for its host: `dmesg-node02.txt`, `node07-dmesg.txt`, `kern_gpu-3.log`. The part
@@ -78,7 +78,7 @@ def build_timeline(streams: Sequence[Stream], per_stream: Sequence[list[Event]],
     tl.events = [_resolve_local(e, local_to_rank, seen_hosts) for e in tl.events]
     tl.pids = _pid_map(tl.events, local_to_rank)
     buses = _bus_map(tl.events, tl.pids)
-    tl.events = [_join_pid(e, tl.pids, buses) for e in tl.events]
+    tl.events = [_stated_time(_join_pid(e, tl.pids, buses), ctx) for e in tl.events]
     tl.events.sort(key=_order_key)
     for stream in streams:
         _last_seen(stream, tl, local_to_rank)
@@ -368,6 +368,15 @@ def _apply(tl: Timeline, index: int, event: Event, local_to_rank: LocalRanks) ->
         state.completed = index
     if event.role is Role.PROGRESS and (step := _int(event.facts.get("step"))) is not None:
         state.last_step = step if state.last_step is None else max(state.last_step, step)
+
+
+def _stated_time(event: Event, ctx: ClockContext) -> Event:
+    """An event whose line states when what it tells happened (a rule's `at` fact: SLURM's `CANCELLED AT
+    2026-11-29T10:09:40`) takes that time: its line's own, or its neighbours', is when it was written."""
+    if "at" not in event.facts or (stated := find_time(event.facts["at"], ctx)) is None:
+        return event
+    facts = {k: v for k, v in event.facts.items() if k not in ("time_inferred", "time_open")}
+    return dataclasses.replace(event, time=stated, facts=facts)
 
 
 def _tear_down(state: RankState, index: int) -> None:
