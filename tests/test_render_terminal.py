@@ -370,7 +370,7 @@ def test_a_time_read_from_the_lines_around_an_event_is_marked(tmp_path: Path) ->
     assert by_text["ValueError"].lstrip().startswith("~07:00:00.000")
     assert by_text["CUDA error"].lstrip().startswith("07:00:05.000")
     assert by_text["CUDA OOM"].lstrip().startswith("≥07:00:01.000")
-    assert rows[-1].strip() == "~ dated by the stamped lines around it; ≥ at or after: no later line bounds it"
+    assert rows[-1].strip() == "~ no stamp: its neighbours' times; ≥ no stamp: after the last stamp before it"
     stamped = section(render(_repeated_oom(tmp_path / "stamped", 2), 140), "Timeline")
     assert not any(r.lstrip()[:1] in "~≥" for r in stamped)  # every line stamped: no marks, no legend
 

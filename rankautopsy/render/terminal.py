@@ -483,10 +483,11 @@ def _is_first_death_event(e: Event, fd: FirstDeath | None) -> bool:
     return e.role is Role.CAUSE and e.rank is not None and e.rank == fd.rank and e.cause is fd.cause
 
 
-# An event dated by the lines around it (its own line has no stamp) shows the earliest time it can have.
+# An event whose line has no stamp shows the times of the stamped lines around it: where its line was written
+# among them, which a relay (a launcher's tee, mp.spawn's parent, Ray's driver) writes after the fact.
 _TIME_MARKS = {
-    "~": "~ dated by the stamped lines around it",
-    "≥": "≥ at or after: no later line bounds it",
+    "~": "~ no stamp: its neighbours' times",
+    "≥": "≥ no stamp: after the last stamp before it",
 }
 
 
