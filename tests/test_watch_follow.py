@@ -149,3 +149,26 @@ def test_the_kernel_log_can_be_piped_in(tmp_path: Path) -> None:
     stdout, stderr = proc.communicate(timeout=120)
     verdict = json.loads(stdout)["verdict"]
     assert verdict["first_death"]["cause"] == "host_oom", stderr
+
+
+def test_watch_bounds_an_unstamped_death_by_when_it_read_its_line(tmp_path: Path) -> None:
+    """print() logs carry no stamps: the line was written before watch read it, so the death came
+    before that read, and a later read does not move it."""
+    from datetime import UTC, datetime
+
+    from rankautopsy.model import TimeOpen
+
+    unstamped = '[rank 1] step 3\nTraceback (most recent call last):\n  File "train.py", line 9, in <module>\n'
+    log = tmp_path / "rank_1.log"
+    log.write_text(unstamped + "ValueError: bad sample 7\n", encoding="utf-8")
+    (tmp_path / "rank_0.log").write_text("[rank 0] step 3\n", encoding="utf-8")
+    watcher = _watcher([tmp_path])
+    first_read = datetime(2026, 12, 5, 12, 0, 1, 250000, tzinfo=UTC)
+    watcher.poll(0.0, first_read)
+    with log.open("a", encoding="utf-8") as out:
+        out.write("[rank 1] cleaning up\n")
+    watcher.poll(1.0, datetime(2026, 12, 5, 12, 0, 9, tzinfo=UTC))
+    assert watcher.result is not None
+    first = watcher.result.verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (1, Cause.PYTHON_EXCEPTION)
+    assert first.time is not None and (first.time.latest, first.time_open) == (first_read, TimeOpen.BELOW)

@@ -608,15 +608,20 @@ def _death_bounds(
     that came after what bounds the death: a restarted rank's later life) and at the stamp of a line
     telling its death, and dead by the time the launcher noticed it or began to stop the survivors (it
     does once a rank died) and its recorded exception was written (torchrun's error file); each where a
-    line's own stamp says so (`_stamped`)."""
+    line's own stamp says so (`_stamped`), or, for a line with none, `watch` read it (`_seen_by`)."""
     lower: list[datetime] = []
     upper: list[datetime] = []
     if own is not None and _stamped(facts):
         lower.append(own.earliest)
         upper.append(own.latest)
+    elif (seen := _seen_by(facts)) is not None:
+        upper.append(seen)
     noticed = r.exit.noticed if r.exit is not None else None
-    if noticed is not None and r.exit is not None and _stamped(tl.events[r.exit.event].facts, notice=True):
+    notice = tl.events[r.exit.event].facts if r.exit is not None else {}
+    if noticed is not None and _stamped(notice, notice=True):
         upper.append(noticed.latest)
+    elif (seen := _seen_by(notice)) is not None:
+        upper.append(seen)
     if (teardown := _first_teardown(tl)) is not None:
         upper.append(teardown)
     if (recorded := r.died_at) is not None and (noticed is None or recorded.earliest <= noticed.latest):
@@ -636,12 +641,22 @@ def _stamped(facts: Mapping[str, str], notice: bool = False) -> bool:
     return not {"time_open", "time_inferred"} & facts.keys() or (notice and "table_time" in facts)
 
 
+def _seen_by(facts: Mapping[str, str]) -> datetime | None:
+    """When `watch` first read the line of an event with no stamp of its own (it was written before)."""
+    try:
+        return datetime.fromisoformat(facts["seen_by"].replace("Z", "+00:00"))
+    except (KeyError, ValueError):
+        return None
+
+
 def _first_teardown(tl: Timeline) -> datetime | None:
     """When the launcher began to stop the survivors, where a line tells it and is bounded in time."""
-    return min(
-        (e.time.latest for e in tl.events if Effect.TEARDOWN in e.effects and e.time is not None and _stamped(e.facts)),
-        default=None,
-    )
+    times = [
+        e.time.latest if _stamped(e.facts) and e.time is not None else _seen_by(e.facts)
+        for e in tl.events
+        if Effect.TEARDOWN in e.effects
+    ]
+    return min((t for t in times if t is not None), default=None)
 
 
 def _bounded(tl: Timeline, lo: datetime | None, hi: datetime | None) -> tuple[TimeSpan | None, TimeOpen | None]:

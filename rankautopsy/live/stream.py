@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+from bisect import bisect_left
 from collections import deque
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 
 from rankautopsy.events import Part
@@ -38,6 +40,7 @@ class Followed:
         self.notes: list[str] = []
         self.pending = b""  # an unterminated last line, waiting for its end
         self.resume = 0  # the first line the next window must start at (absolute, 1-based)
+        self.reads: list[tuple[int, str]] = []  # (lines consumed after a read, when it was read: ISO, UTC)
         self.whole = source.path is not None and source.path.suffix == ".gz"  # readable only whole
 
     def changed(self) -> bool:
@@ -71,11 +74,18 @@ class Followed:
         return data
 
     def feed(
-        self, data: bytes, options: Options, rules: list[CompiledRule], engine: Engine, year: int, open_ids: set[str]
+        self,
+        data: bytes,
+        options: Options,
+        rules: list[CompiledRule],
+        engine: Engine,
+        year: int,
+        open_ids: set[str],
+        read_at: datetime | None = None,
     ) -> None:
-        """Scan `data` (new complete lines) with the lines before it that an event may still reach; keep
-        the old events that start before the window, take the window's for the rest. `open_ids`: the
-        rules whose events span several lines."""
+        """Scan `data` (new complete lines, read at `read_at`) with the lines before it that an event may
+        still reach; keep the old events that start before the window, take the window's for the rest.
+        `open_ids`: the rules whose events span several lines."""
         if not data:
             return
         if self.source.kind is StreamKind.ERROR_JSON:
@@ -86,16 +96,30 @@ class Followed:
         base = self.lines - again  # lines before the window
         scanned = _scan_job(_job(_window_source(self.source, window), options, year), rules, engine)
         kept = [e for e in self.events if e.where.line <= base]
-        fresh = [_moved(e, base) for e in scanned.events]
+        self.lines += data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+        if read_at is not None:
+            self.reads.append((self.lines, read_at.strftime("%Y-%m-%dT%H:%M:%S.%fZ")))
+        fresh = [self._seen(_moved(e, base)) for e in scanned.events]
         self.events = _thin_progress(kept + fresh)
         signs = [_moved_line(line, base) for line in _lines(scanned.stream)]
         self.signs = _lines(last_signs(build_stream(self.source, self.signs + signs, 0)))
         self.notes = list(dict.fromkeys(self.notes + scanned.notes))[-20:]
-        self.lines += data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
         self._remember(data)
         growing = [e.where.line for e in fresh if e.where.line > self.lines - REACH and (
             e.rule in open_ids or e.facts.get("time_open") == "1")]  # fmt: skip
         self.resume = max(self.lines - CONTEXT_LINES, min(growing, default=self.lines) - 2)
+        while self.reads and self.reads[0][0] < self.lines - CONTEXT_LINES:  # no later window reaches it
+            self.reads.pop(0)
+
+    def _seen(self, event: Event) -> Event:
+        """An event whose line has no stamp of its own, with the fact `seen_by`: when its line was first
+        read, which it was written before (the verdict's death time takes it as a bound)."""
+        if not {"time_inferred", "time_open"} & event.facts.keys() and event.time is not None:
+            return event
+        k = bisect_left(self.reads, event.where.line, key=lambda read: read[0])
+        if k == len(self.reads):
+            return event
+        return replace(event, facts={**event.facts, "seen_by": self.reads[k][1]})
 
     def feed_whole(self, options: Options, rules: list[CompiledRule], engine: Engine, year: int) -> None:
         """A compressed file, read whole once it stopped changing (and again if it changes)."""

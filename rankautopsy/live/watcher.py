@@ -91,12 +91,13 @@ class Watcher:
         if self.stdin is not None:
             self.stdin.pending += data
 
-    def poll(self, now: float) -> Report | None:
-        """Read what is new, conclude if anything grew, and return the verdict once it has settled."""
+    def poll(self, now: float, wall: datetime | None = None) -> Report | None:
+        """Read what is new (at `wall`, the wall clock; `now` is a monotonic one), conclude if anything
+        grew, and return the verdict once it has settled."""
         if now - self.discovered_at >= self.options.rediscover:
             self._discover()
             self.discovered_at = now
-        grew = self._read(now)
+        grew = self._read(now, wall or datetime.now(UTC))
         if grew:
             self.grew_at = now
         if grew or self.result is None:
@@ -126,7 +127,7 @@ class Watcher:
             if self.year is None and source.year is not None:
                 self.year = source.year
 
-    def _read(self, now: float) -> bool:
+    def _read(self, now: float, wall: datetime) -> bool:
         grew = False
         opts, year = self.options.diagnose, self.year or datetime.now(UTC).year
         followed = [*self.streams.values(), *([self.stdin] if self.stdin is not None else [])]
@@ -139,7 +140,7 @@ class Watcher:
                 continue
             data = stream.read_new(flush=quiet)
             if data:
-                stream.feed(data, opts, self.rules, self.engine, year, self.open_ids)
+                stream.feed(data, opts, self.rules, self.engine, year, self.open_ids, read_at=wall)
                 self.grown[stream.source.display] = now
                 grew = True
             elif stream.source.display not in self.grown:
