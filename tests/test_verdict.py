@@ -222,3 +222,11 @@ def test_a_time_the_line_states_is_its_events_time(tmp_path: Path) -> None:
         first.time is not None
         and f"{first.time.earliest:%H:%M:%S}..{first.time.latest:%H:%M:%S}" == "07:00:30..07:00:31"
     )
+
+
+def test_a_teardown_that_stops_the_rank_does_not_bound_its_death(tmp_path: Path) -> None:
+    """The launcher stops only processes still alive: its SIGTERM to rank 1's pid says rank 1 was alive
+    then, so only the notice after it bounds rank 1's death."""
+    stop_rank_1 = _TEARDOWN.replace("process 4241", "process 4242")
+    files = {"rank_0.log": step_lines(0, 9), "rank_1.log": _TRACEBACK, "torchrun.log": stop_rank_1 + _FAILED}
+    assert _when(run(tmp_path, files))[1:] == ("07:00:06.251000", TimeOpen.BELOW)

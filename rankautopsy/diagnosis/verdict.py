@@ -610,7 +610,8 @@ def _death_bounds(
     """When the rank died, from what bounds it for certain: it was alive at its last stamped line (unless
     that came after what bounds the death: a restarted rank's later life) and at the stamp of a line
     telling its death, and dead by the time the launcher noticed it or began to stop the survivors (it
-    does once a rank died) and its recorded exception was written (torchrun's error file); each where a
+    does once a rank died; stopping this one says it was alive) and its recorded exception was written
+    (torchrun's error file); each where a
     line's own stamp says so (`_stamped`), or, for a line with none, `watch` read it (`_seen_by`)."""
     lower: list[datetime] = []
     upper: list[datetime] = []
@@ -625,7 +626,7 @@ def _death_bounds(
         upper.append(noticed.latest)
     elif (seen := _seen_by(notice)) is not None:
         upper.append(seen)
-    if teardown is not None:  # `_first_teardown`
+    if teardown is not None and r.torn_down is None:  # `_first_teardown`; one it stops was alive, it says
         upper.append(teardown)
     if (recorded := r.died_at) is not None and (noticed is None or recorded.earliest <= noticed.latest):
         lower.append(recorded.earliest)
