@@ -171,6 +171,15 @@ class Event:
     rank_from: str | None = None  # how the rank was attributed: path, prefix, pid, launcher, content
     effects: frozenset[Effect] = frozenset()  # its rule's, and those of the rule that classified it
 
+    @property
+    def stamped(self) -> bool:
+        """Whether its time is its line's own stamp, not one its neighbours lend it (`NEIGHBOURS_TIME`)."""
+        return self.time is not None and not NEIGHBOURS_TIME & self.facts.keys()
+
+
+# The facts of an event whose line has no stamp and whose time its stamped neighbours give (assemble.py).
+NEIGHBOURS_TIME = frozenset({"time_inferred", "time_open"})
+
 
 @record(kw_only=True)
 class Input:

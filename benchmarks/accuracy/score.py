@@ -194,7 +194,7 @@ class Result:
     def time_held(self) -> bool | None:
         """Whether the death time holds the injected one; None where it is not judged (see DEFINITIONS)."""
         died = self.case.died_at
-        if died is None or self.case.truth.cause == "hang" or not self.rank_ok or self.answer.time is None:
+        if died is None or not self.time_judged or self.answer.time is None:
             return None
         earliest, latest = self.answer.time
         low = self.answer.time_open == "below" or died >= earliest - TIME_RESOLUTION

@@ -12,7 +12,7 @@ from dataclasses import field
 from datetime import datetime
 
 from rankautopsy import recache
-from rankautopsy.model import Cause, Effect, Event, Role, StreamKind, TimeSpan
+from rankautopsy.model import NEIGHBOURS_TIME, Cause, Effect, Event, Role, StreamKind, TimeSpan
 from rankautopsy.numbers import read_int
 from rankautopsy.records import record
 from rankautopsy.signals import as_signal, signal_number
@@ -375,7 +375,7 @@ def _stated_time(event: Event, ctx: ClockContext) -> Event:
     2026-11-29T10:09:40`) takes that time: its line's own, or its neighbours', is when it was written."""
     if "at" not in event.facts or (stated := find_time(event.facts["at"], ctx)) is None:
         return event
-    facts = {k: v for k, v in event.facts.items() if k not in ("time_inferred", "time_open")}
+    facts = {k: v for k, v in event.facts.items() if k not in NEIGHBOURS_TIME}
     return dataclasses.replace(event, time=stated, facts=facts)
 
 

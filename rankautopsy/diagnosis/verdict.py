@@ -317,7 +317,7 @@ def _job_candidates(tl: Timeline) -> list[Candidate]:
     """Causes that end the whole job at once: the scheduler's time limit."""
     for i, e in enumerate(tl.events):
         if e.role is Role.CAUSE and e.rank is None and e.cause is Cause.TIME_LIMIT:
-            reported = (e.time, None) if _stamped(e.facts) else (None, None)  # its line's stamp, or nothing
+            reported = (e.time, None) if e.stamped else (None, None)  # its line's stamp, or nothing
             return [Candidate(None, e.cause, e.rule, e.time, [i], e.text.strip(), reported=reported)]
     return []
 
@@ -502,13 +502,13 @@ def _candidate(tl: Timeline, r: RankState, teardown: datetime | None) -> Candida
             [best, *_support(r)],
             _detail(e),
             phase=_phase(tl, r, best),
-            reported=_death_bounds(tl, r, e.time, e.facts, teardown),
+            reported=_death_bounds(tl, r, e, teardown),
         )
     recorded = [i for i in r.events if _recorded(tl, i, Role.CAUSE)]
     if recorded:
         e = tl.events[recorded[0]]
         cause = Cause(e.facts["exc_cause"])
-        time, reported = _death_time(tl, r, None, {}), _death_bounds(tl, r, None, {}, teardown)
+        time, reported = _death_time(tl, r, None, {}), _death_bounds(tl, r, None, teardown)
         return Candidate(r.rank, cause, e.rule, time, recorded[:1], _detail(e), reported=reported)
     if code is None or code == 0 or r.exit is None:
         return None
@@ -526,7 +526,7 @@ def _candidate(tl: Timeline, r: RankState, teardown: datetime | None) -> Candida
         detail,
         from_exit_only=True,
         phase=_phase(tl, r, r.exit.event),
-        reported=_death_bounds(tl, r, None, {}, teardown),
+        reported=_death_bounds(tl, r, None, teardown),
     )
 
 
@@ -605,26 +605,28 @@ def _death_time(tl: Timeline, r: RankState, own: TimeSpan | None, facts: Mapping
 
 
 def _death_bounds(
-    tl: Timeline, r: RankState, own: TimeSpan | None, facts: Mapping[str, str], teardown: datetime | None
+    tl: Timeline, r: RankState, death: Event | None, teardown: datetime | None
 ) -> tuple[TimeSpan | None, TimeOpen | None]:
     """When the rank died, from what bounds it for certain: it was alive at its last stamped line (unless
     that came after what bounds the death: a restarted rank's later life) and at the stamp of a line
     telling its death, and dead by the time the launcher noticed it or began to stop the survivors (it
     does once a rank died; stopping this one says it was alive) and its recorded exception was written
-    (torchrun's error file); each where a
-    line's own stamp says so (`_stamped`), or, for a line with none, `watch` read it (`_seen_by`)."""
+    (torchrun's error file); each where a line's own stamp says so (`Event.stamped`; an unstamped one
+    bounds nothing for certain: in a console, relays such as torchrun's tee, mpirun's forwarding and Ray's
+    driver, which repeats a line's first stamp, write other processes' lines late and out of order), or,
+    for a line with none, `watch` read it (`_seen_by`)."""
     lower: list[datetime] = []
     upper: list[datetime] = []
-    if own is not None and _stamped(facts):
-        lower.append(own.earliest)
-        upper.append(own.latest)
-    elif (seen := _seen_by(facts)) is not None:
+    if death is not None and death.stamped and death.time is not None:
+        lower.append(death.time.earliest)
+        upper.append(death.time.latest)
+    elif death is not None and (seen := _seen_by(death)) is not None:
         upper.append(seen)
     noticed = r.exit.noticed if r.exit is not None else None
-    notice = tl.events[r.exit.event].facts if r.exit is not None else {}
-    if noticed is not None and _stamped(notice, notice=True):
-        upper.append(noticed.latest)
-    elif (seen := _seen_by(notice)) is not None:
+    notice = tl.events[r.exit.event] if r.exit is not None else None
+    if noticed is not None and notice is not None and (notice.stamped or "table_time" in notice.facts):
+        upper.append(noticed.latest)  # its line's stamp, or torchrun's failure table's time
+    elif notice is not None and (seen := _seen_by(notice)) is not None:
         upper.append(seen)
     if teardown is not None and r.torn_down is None:  # `_first_teardown`; one it stops was alive, it says
         upper.append(teardown)
@@ -637,29 +639,17 @@ def _death_bounds(
     return _bounded(tl, max(lower, default=None), hi)
 
 
-def _stamped(facts: Mapping[str, str], notice: bool = False) -> bool:
-    """Whether an event's time is its line's own stamp (or, for an exit `notice`, torchrun's failure
-    table's time), not one its neighbours lend it: in a console, relays (torchrun's tee, mpirun's
-    forwarding, Ray's driver, which repeats a line's first stamp) write other processes' lines late and
-    out of order, so a neighbour's stamp bounds nothing for certain."""
-    return not {"time_open", "time_inferred"} & facts.keys() or (notice and "table_time" in facts)
-
-
-def _seen_by(facts: Mapping[str, str]) -> datetime | None:
+def _seen_by(e: Event) -> datetime | None:
     """When `watch` first read the line of an event with no stamp of its own (it was written before)."""
     try:
-        return datetime.fromisoformat(facts["seen_by"].replace("Z", "+00:00"))
+        return datetime.fromisoformat(e.facts["seen_by"].replace("Z", "+00:00"))
     except (KeyError, ValueError):
         return None
 
 
 def _first_teardown(tl: Timeline) -> datetime | None:
     """When the launcher began to stop the survivors, where a line tells it and is bounded in time."""
-    times = [
-        e.time.latest if _stamped(e.facts) and e.time is not None else _seen_by(e.facts)
-        for e in tl.events
-        if Effect.TEARDOWN in e.effects
-    ]
+    times = [e.time.latest if e.stamped and e.time else _seen_by(e) for e in tl.events if Effect.TEARDOWN in e.effects]
     return min((t for t in times if t is not None), default=None)
 
 

@@ -114,7 +114,7 @@ class Followed:
     def _seen(self, event: Event) -> Event:
         """An event whose line has no stamp of its own, with the fact `seen_by`: when its line was first
         read, which it was written before (the verdict's death time takes it as a bound)."""
-        if not {"time_inferred", "time_open"} & event.facts.keys() and event.time is not None:
+        if event.stamped:
             return event
         k = bisect_left(self.reads, event.where.line, key=lambda read: read[0])
         if k == len(self.reads):

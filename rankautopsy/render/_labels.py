@@ -270,12 +270,12 @@ def when_text(span: TimeSpan | None, open_end: TimeOpen | None = None) -> str:
     if span is None:
         return "unknown (no stamped line bounds it)"
     if open_end is TimeOpen.ABOVE:
-        return f"at or after {stamp(span.earliest, 3 if utc(span.earliest).microsecond else 0)} UTC"
+        return f"at or after {_exact(span.earliest)} UTC"
     if open_end is TimeOpen.BELOW:
-        return f"at or before {stamp(span.latest, 3 if utc(span.latest).microsecond else 0)} UTC"
+        return f"at or before {_exact(span.latest)} UTC"
     width = span.latest - span.earliest
     if width <= timedelta(0):
-        return f"{stamp(span.earliest, 3 if utc(span.earliest).microsecond else 0)} UTC"
+        return f"{_exact(span.earliest)} UTC"
     if width <= timedelta(minutes=2):
         half, digits = _seconds(width / 2)
         return f"{stamp(span.mid, digits)} UTC (±{half} s)"
@@ -283,6 +283,11 @@ def when_text(span: TimeSpan | None, open_end: TimeOpen | None = None) -> str:
     if first[:10] == last[:10]:
         last = last[11:]
     return f"between {first} and {last} UTC"
+
+
+def _exact(at: datetime) -> str:
+    """A time as its stamp gave it: milliseconds where it has a fraction, whole seconds where not."""
+    return stamp(at, 3 if utc(at).microsecond else 0)
 
 
 def death_when(fd: FirstDeath, after: str = "") -> str:

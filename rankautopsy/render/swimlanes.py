@@ -284,9 +284,12 @@ def _guides(d: Diagnosis, lanes: Sequence[_Lane]) -> list[_Guide]:
     culprit = next((lane for lane in lanes if lane.report.fate is Fate.FIRST_DEATH), None)
     if fd is not None and (span is not None or culprit is not None):
         who = "the job" if fd.rank is None else f"rank {fd.rank}"
-        what = "died" if span is None or fd.time_open else f"died · {_short_when(span)}"
-        if span is not None and fd.time_open:
+        if span is None:
+            what = "died"
+        elif fd.time_open:
             what = f"died at or {'after' if fd.time_open is TimeOpen.ABOVE else 'before'} {clock(span.earliest, False)}"
+        else:
+            what = f"died · {_short_when(span)}"
         if fd.cause is Cause.HANG:
             what = "stopped making progress" + ("" if span is None else f" after {clock(span.earliest, False)}")
         else:
