@@ -523,3 +523,60 @@ def test_a_syntax_error_has_no_traceback_header_and_is_still_a_failure(tmp_path:
     d = run(tmp_path, {"console.log": report * 4})
     assert d.verdict.outcome is Outcome.UNDETERMINED  # not "no failure": every rank refused the script
     assert {u.cause for u in d.verdict.unattributed} == {Cause.PYTHON_EXCEPTION}
+
+
+def _worker_reraise(rank: int, where: str, original: list[str], frames: int = 3) -> str:
+    """torch._utils.ExceptionWrapper.reraise: the worker's traceback is the rest of the message."""
+    body = [f'  File "/job/data.py", line {10 + f}, in load_{f}\n    sample = decode(raw)' for f in range(frames)]
+    first = original[-1].split(":")[0]
+    return "".join(
+        f"[rank{rank}]: {line}\n"
+        for line in [
+            "Traceback (most recent call last):",
+            '  File "/job/train.py", line 80, in <module>',
+            "    for batch in loader:",
+            f"{first}: Caught {first} {where}.",
+            "Original Traceback (most recent call last):",
+            *"\n".join(body).splitlines(),
+            *original,
+        ]
+    )
+
+
+def test_a_dataloader_workers_exception_is_named_by_its_own_last_line(tmp_path: Path) -> None:
+    """The rank re-raises it as `Caught ValueError in DataLoader worker process 2.`; the worker's own
+    `Type: message` line, 30 frames later, says which sample: it is the death's detail and evidence."""
+    original = ["ValueError: corrupt sample 62: decoded 0 bytes from shard-00000.tar"]
+    d = run(tmp_path, {"console.log": steps(0, 3) + _worker_reraise(1, "in DataLoader worker process 2", original, 15)})
+    f = d.verdict.first_death
+    assert f is not None and (f.rank, f.cause) == (1, Cause.PYTHON_EXCEPTION)
+    assert f.detail == original[0]
+    assert f.evidence[0].text == original[0]
+    event = next(e for e in d.events if e.rank == 1 and "exc_type" in e.facts)
+    assert event.facts["raised"] == "in DataLoader worker process 2"
+    assert any(ev.text.endswith("Caught ValueError in DataLoader worker process 2.") for ev in event.lines)
+
+
+def test_a_replicas_cuda_oom_under_its_re_raise_is_a_cuda_oom(tmp_path: Path) -> None:
+    """DataParallel's replicas re-raise the same way: the original line decides the cause. A chained
+    original ends at its last exception."""
+    original = [
+        "KeyError: 'x'",
+        "",
+        "During handling of the above exception, another exception occurred:",
+        "",
+        "Traceback (most recent call last):",
+        '  File "/job/model.py", line 7, in forward',
+        "    y = self.net(x)",
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+    ]
+    d = run(tmp_path, {"console.log": steps(0, 3) + _worker_reraise(3, "in replica 0 on device 0", original)})
+    assert first(d) == (3, Cause.CUDA_OOM)
+    assert d.verdict.first_death is not None and d.verdict.first_death.detail.startswith("torch.OutOfMemoryError")
+
+
+def test_a_message_that_only_mentions_an_original_traceback_is_read_as_before(tmp_path: Path) -> None:
+    cut = _worker_reraise(2, "in DataLoader worker process 0", ["ValueError: bad"]).splitlines(keepends=True)[:-1]
+    d = run(tmp_path, {"console.log": steps(0, 3) + "".join(cut)})  # the original cut before its last line
+    f = d.verdict.first_death
+    assert f is not None and f.detail == "ValueError: Caught ValueError in DataLoader worker process 0."

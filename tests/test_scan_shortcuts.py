@@ -15,12 +15,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rankautopsy import pipeline
-from rankautopsy.model import StreamKind
+from rankautopsy.model import Diagnosis, StreamKind
 from rankautopsy.pipeline import Options, diagnose
 from rankautopsy.scan import matcher, selection
 from rankautopsy.scan.literals import TWINS
 from rankautopsy.scan.matcher import Budget, CompiledRule, facts_of, match_line
 from rankautopsy.sources import read
+from rankautopsy.sources.lines import LineParser
 
 _LAST = "2026-11-30 03:01:00,000 INFO [train.py:9] done"
 _MESSAGE = ["  with more detail on a line of its own", "the message goes on here", "and on"]
@@ -42,7 +43,7 @@ def _blocks(draw: st.DrawFn, channel: int) -> list[str]:
     message goes on over lines of every kind an assembly stops at or reads on."""
     out = [f"2026-11-30 03:00:00,000 INFO [train.py:9] rank {channel} step 0"]  # each rank known from its own lines
     for _ in range(draw(st.integers(1, 8))):
-        kind = draw(st.sampled_from(["stamped", "plain", "blank", "traceback", "traceback", "ipython"]))
+        kind = draw(st.sampled_from(["stamped", "plain", "blank", "traceback", "traceback", "ipython", "worker"]))
         if kind == "stamped":
             out.append(f"2026-11-30 03:00:{len(out) % 60:02d},000 INFO [train.py:9] rank {channel} step {len(out)}")
         elif kind == "plain":
@@ -60,6 +61,8 @@ def _blocks(draw: st.DrawFn, channel: int) -> list[str]:
                 "",
                 "ValueError: bad sample 17",
             ]
+        elif kind == "worker":
+            out += _worker(draw)
         else:
             frames = draw(st.integers(0, 3))
             out.append("Traceback (most recent call last):")
@@ -69,6 +72,19 @@ def _blocks(draw: st.DrawFn, channel: int) -> list[str]:
             out += draw(st.lists(st.sampled_from(_MESSAGE), max_size=6))  # a message of several lines
             out += draw(st.lists(st.sampled_from(_CONTINUED), max_size=4))
     return out
+
+
+def _worker(draw: st.DrawFn) -> list[str]:
+    """A DataLoader worker's exception re-raised by its rank: the worker's traceback, of any length and
+    maybe chained or cut, is the rest of the message (torch._utils.ExceptionWrapper)."""
+    frames = [f'  File "/job/data.py", line {f}, in load' for f in range(draw(st.integers(0, 40)))]
+    out = ["Traceback (most recent call last):", *frames[: draw(st.integers(0, 2))]]
+    out.append("ValueError: Caught ValueError in DataLoader worker process 1.")
+    out += ["Original Traceback (most recent call last):", *frames]
+    if draw(st.booleans()):
+        out += ["KeyError: 'label'", "", "During handling of the above exception, another exception occurred:", ""]
+        out += ["Traceback (most recent call last):", *frames[:3]]
+    return out + draw(st.sampled_from([["ValueError: corrupt sample 62"], [], ["", "ValueError: corrupt sample 7"]]))
 
 
 def _interleaved(draw: st.DrawFn, streams: list[list[str]], prefixes: list[str]) -> list[str]:
@@ -130,6 +146,36 @@ def test_a_traceback_tail_that_ends_early_gives_the_diagnosis_of_the_whole_tail(
             _small_chunks(patched, chunk)
         fast, full = _both(patched, folder, "_tail_reads", _read_all_tails)
     assert fast == full
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(log=_logs(), chunk=st.sampled_from([0, 256, 1024]))
+def test_the_lines_a_scan_keeps_give_the_diagnosis_of_every_line(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, log: tuple[str, list[str]], chunk: int
+) -> None:
+    """Windows, tails and a worker's traceback under its re-raise: the scan keeps the lines that decide
+    each event (the reference reads the stream whole, as it does a terminal's capture). Only the evidence
+    lines may differ: a message that goes on past its tail's TRACEBACK_TAIL lines is read to there."""
+    name, lines = log
+    folder = tmp_path_factory.mktemp("kept")
+    (folder / name).write_text("".join(line + "\n" for line in lines))
+    options = Options(paths=[str(folder)], tz=UTC, jobs=1)
+    with monkeypatch.context() as patched:
+        if chunk:
+            _small_chunks(patched, chunk)
+        scanned = diagnose(options)
+        patched.setattr(LineParser, "sequential", property(lambda self: True))
+        whole = diagnose(options)
+    assert _decided(scanned) == _decided(whole)
+
+
+def _decided(d: Diagnosis) -> tuple[object, ...]:
+    f = d.verdict.first_death
+    return (
+        d.verdict.outcome,
+        f and (f.rank, f.cause, f.detail, f.time),
+        [(e.rank, e.where.line, e.rule, e.cause, e.role, e.time, e.facts) for e in d.events],
+    )
 
 
 def test_a_tail_ends_at_the_first_stamped_line_after_the_exception(

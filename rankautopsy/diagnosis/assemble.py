@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from rankautopsy.model import Assembly, Cause, Effect, Event, Evidence, Location
 from rankautopsy.numbers import read_int
 from rankautopsy.records import record
 from rankautopsy.scan.matcher import Budget, CompiledRule, Hit, facts_of, match_line
-from rankautopsy.scan.selection import REPEATS, UNREAD_REPEATS  # thinned as the scan thins hits
+from rankautopsy.scan.selection import ORIGINAL, REPEATS, UNREAD_REPEATS  # read as the scan reads them
 from rankautopsy.sources.lines import Stream
 from rankautopsy.sources.sanitize import without_surrogates
 
@@ -29,6 +30,8 @@ _TB_CONTINUE = (
     "[Previous line repeated",
 )
 _FRAMES = " \t│╰╭"  # what a frame line starts with: indentation, or the box of rich's traceback handler
+# torch._utils.ExceptionWrapper.reraise: `Caught {type} {where}.`, then `Original ` and the worker's traceback
+_CAUGHT = recache.compile(r"^Caught [A-Za-z_][\w.]* (?P<where>.+?)\.$")
 # The rest of a `  File "/long/path.py"` frame that a terminal wrapped (at the path's end): `, line 578, in f`.
 _FRAME_TAIL = recache.compile(r"^, line \d+, in ")
 _FH_LINE = recache.compile(
@@ -111,12 +114,12 @@ def assemble_traceback(stream: Stream, start: int, memo: dict[int, int | None] |
     if at is None or (m := _EXC_LINE.match(stream.texts[at])) is None:
         return result
     texts = stream.texts
-    result.facts["exc_type"] = m["exc_type"]
-    if m["exc_msg"]:
-        result.facts["exc_msg"] = m["exc_msg"].strip()
+    _exception_facts(result.facts, m)
     result.end = at
     result.lines.append(at)
     result.classify.append(at)
+    if _wrapped(stream, at, result):
+        return result
     for k in itertools.islice(_channel_lines(stream, at, start + _WINDOW), 4):  # a message may go on
         text = texts[k]
         if (
@@ -134,6 +137,51 @@ def assemble_traceback(stream: Stream, start: int, memo: dict[int, int | None] |
     if after and _SPAWN_HEADER.match(texts[after[0]]):  # old spawn's `Exception:` relays the child's
         result.classify.append(after[0])
     return result
+
+
+def _exception_facts(facts: dict[str, str], m: re.Match[str]) -> None:
+    facts["exc_type"] = m["exc_type"]
+    if m["exc_msg"]:
+        facts["exc_msg"] = m["exc_msg"].strip()
+    else:
+        facts.pop("exc_msg", None)
+
+
+def _wrapped(stream: Stream, at: int, result: Assembled) -> bool:
+    """PyTorch re-raises an exception of a DataLoader worker (a pin-memory thread, a DataParallel replica)
+    as `Type: Caught Type in DataLoader worker process 0.` with the worker's whole traceback as the rest of
+    its message (`torch._utils.ExceptionWrapper`): the worker's last `Type: message` line says what went
+    wrong, and becomes the event's exception (the wrapper's line stays evidence, its `where` a fact)."""
+    following = next((k for k in _channel_lines(stream, at) if stream.texts[k].strip()), None)
+    if following is None or not stream.texts[following].startswith(ORIGINAL):
+        return False
+    original = _last_exception_line(stream, following)
+    if original is None or (m := _EXC_LINE.match(stream.texts[original])) is None:
+        return False
+    if caught := _CAUGHT.match(result.facts.get("exc_msg", "")):
+        result.facts["raised"] = caught["where"]
+    _exception_facts(result.facts, m)
+    result.end = original
+    result.lines.insert(0, original)  # the decisive line: the first evidence of an exception
+    result.classify.insert(0, original)
+    return True
+
+
+def _last_exception_line(stream: Stream, header: int) -> int | None:
+    """The `Type: message` line that ends the traceback at `header`, chained tracebacks included (the
+    last exception of a chain is the one raised)."""
+    texts, end = stream.texts, None
+    for j in _channel_lines(stream, header):
+        text = texts[j]
+        if not text.strip() or (end is None and (text[0] in _FRAMES or _FRAME_TAIL.match(text))):
+            continue
+        if text.startswith(_TB_CONTINUE):
+            end = None
+            continue
+        if end is not None or not _EXC_LINE.match(text):
+            break
+        end = j
+    return end
 
 
 def _exception_line(stream: Stream, start: int, memo: dict[int, int | None]) -> None:

@@ -68,6 +68,9 @@ _NOT_THE_END = ("Traceback", "During handling of the above exception", "The abov
 # CPython's header: its assembly reads the message after the exception line as `_Tail` does. Others (IPython's
 # `ValueError   Traceback (most recent call last)`, with unindented frame headers) read all TRACEBACK_TAIL lines.
 PYTHON_HEADER = "Traceback (most recent call last):"
+# torch._utils.ExceptionWrapper re-raises a DataLoader worker's exception with the worker's traceback as the
+# rest of its message, under this line (`assemble_traceback` reads on to its last `Type: message` line).
+ORIGINAL = "Original Traceback (most recent call last):"
 # What a traceback's frame line starts with (indentation, or the box of rich's handler), as its assembly reads.
 _FRAME = (" ", "\t", "│", "╰", "╭")
 # A line between a header and its exception line that an assembly reads otherwise than a frame (a chained
@@ -821,6 +824,8 @@ class _Selection:
         moves that channel's windows alone."""
         for line in lines:
             blank = not line.text.strip()
+            if self.tails and self._reopens(line, number):
+                continue
             if self.tails:
                 self._tail_reads(line, blank, number, only)
             framed = self.tracebacks.get(line.channel)
@@ -834,6 +839,17 @@ class _Selection:
                 self.whole_tails.discard(line.channel)
                 self.tails[line.channel] = _Tail(line.pid, number + TRACEBACK_TAIL, whole=whole)
         return not self.tracebacks
+
+    def _reopens(self, line: Line, number: int) -> bool:
+        """Whether this line, right after an exception line of its channel, starts the traceback of a
+        DataLoader worker (`ORIGINAL`) that the exception's message holds: its window opens as a header's."""
+        tail = self.tails.get(line.channel)
+        if tail is None or tail.pid != line.pid or tail.ended or tail.more or not line.text.startswith(ORIGINAL):
+            return False
+        del self.tails[line.channel]
+        self.tracebacks[line.channel] = False
+        self.window_until = max(self.window_until, number + AFTER[Assembly.TRACEBACK])
+        return True
 
     def _tail_reads(self, line: Line, blank: bool, number: int, only: Channel | None) -> None:
         """One line read on after exception lines: which tails it ends (in a replay of one channel's
