@@ -318,3 +318,59 @@ def test_mp_spawn_terminating_pids_are_victims(tmp_path: Path) -> None:
     d = run(tmp_path, {"console.log": log})
     first = d.verdict.first_death
     assert first is not None and (first.rank, first.cause) == (1, Cause.SEGFAULT)
+
+
+# ---- a console that tees the ranks' output beside the per-rank files of --log-dir ----
+
+
+def _raised(rank: int, message: str, prefix: str = "") -> str:
+    lines = ["Traceback (most recent call last):", '  File "/job/train.py", line 9, in <module>', message]
+    return "".join(f"{prefix}[rank{rank}]: {line}\n" for line in lines)
+
+
+def _lost(rank: int, prefix: str = "") -> str:
+    message = "RuntimeError: [../gloo/transport/tcp/pair.cc:553] Connection closed by peer [10.0.0.2]:4411"
+    return _raised(rank, message, prefix)
+
+
+TEARDOWN = (
+    "W1205 13:15:10.478000 4376 torch/distributed/elastic/multiprocessing/api.py:1028] "
+    "Sending process 4382 closing signal SIGTERM\n"
+)
+
+
+def test_a_teed_console_and_the_log_dirs_files_give_one_event_per_record(tmp_path: Path) -> None:
+    """torchrun `--tee 3 --log-dir`: each record is in the console and in its rank's file; the console's
+    event stands for both and names the file's line."""
+    files = {
+        "console.log": _raised(1, "ValueError: bad sample 21", "[default1]:") + _lost(0, "[default0]:") + TEARDOWN,
+        "logs/run_1/attempt_0/0/stderr.log": _lost(0),
+        "logs/run_1/attempt_0/1/stderr.log": _raised(1, "ValueError: bad sample 21"),
+    }
+    d = run(tmp_path, files)
+    f = d.verdict.first_death
+    assert f is not None and (f.rank, f.cause) == (1, Cause.PYTHON_EXCEPTION)
+    raised = [e for e in d.events if e.facts.get("exc_type")]
+    assert [(e.rank, e.where.source.rsplit("/", 1)[-1]) for e in raised] == [(1, "console.log"), (0, "console.log")]
+    assert raised[0].facts["copies"].endswith("attempt_0/1/stderr.log:1")
+
+
+def test_a_record_the_console_holds_fewer_times_than_the_files_stays(tmp_path: Path) -> None:
+    """A restarted rank raised again in its second attempt, after the console was cut: the first attempt's
+    file is the console's copy, the second's record is its own."""
+    files = {
+        "console.log": _raised(1, "ValueError: bad sample 21", "[default1]:") + _lost(0, "[default0]:"),
+        "logs/run_1/attempt_0/1/stderr.log": _raised(1, "ValueError: bad sample 21"),
+        "logs/run_1/attempt_1/1/stderr.log": _raised(1, "ValueError: bad sample 21"),
+    }
+    raised = [e for e in run(tmp_path, files).events if e.facts.get("exc_type") == "ValueError"]
+    where = sorted(str(Path(e.where.source).relative_to(tmp_path)) for e in raised)
+    assert where == ["console.log", "logs/run_1/attempt_1/1/stderr.log"]
+
+
+def test_the_same_record_in_two_files_of_one_rank_each_is_two_records(tmp_path: Path) -> None:
+    files = {f"logs/run_1/attempt_{a}/1/stderr.log": _raised(1, "ValueError: bad sample 21") for a in (0, 1)}
+    files["logs/run_1/attempt_0/0/stderr.log"] = _lost(0)
+    d = run(tmp_path, files)
+    assert sum(e.facts.get("exc_type") == "ValueError" for e in d.events) == 2
+    assert not any("copies" in e.facts for e in d.events)

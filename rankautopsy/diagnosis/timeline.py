@@ -75,7 +75,7 @@ def build_timeline(streams: Sequence[Stream], per_stream: Sequence[list[Event]],
     tl = Timeline(events, {}, {}, [], ctx=ctx)
     local_to_rank = LocalRanks.learn(streams, events)
     seen_hosts = len({h for e in tl.events if (h := short_host(e.host)) is not None})
-    tl.events = [_resolve_local(e, local_to_rank, seen_hosts) for e in tl.events]
+    tl.events = _without_copies([_resolve_local(e, local_to_rank, seen_hosts) for e in tl.events])
     tl.pids = _pid_map(tl.events, local_to_rank)
     buses = _bus_map(tl.events, tl.pids)
     tl.events = [_stated_time(_join_pid(e, tl.pids, buses), ctx) for e in tl.events]
@@ -93,6 +93,46 @@ def build_timeline(streams: Sequence[Stream], per_stream: Sequence[list[Event]],
         seen = [r.last_seen for r in tl.ranks.values() if r.last_seen is not None]
         tl.end = max([tl.end, *seen])
     return tl
+
+
+# Facts that say how an event was read or timed, not what its lines say.
+_HOW_READ = NEIGHBOURS_TIME | {"seen_by", "emitter_pid", "emitter_local_rank", "repeats"}
+_COPIES = "copies"  # the fact that names the inputs' lines an event stands for (`_without_copies`)
+
+
+def _without_copies(events: list[Event]) -> list[Event]:
+    """A console that holds several ranks' output (a launcher's `--tee` beside its `--log-dir`, a job's
+    stdout beside per-rank files) repeats what each rank's own input holds. An event of an input of one
+    rank that says what an event of the console says, for the same rank, is the same record: the console's
+    event stands for it (its lines order the ranks) and names it in `copies`. Pairs are made in order, one
+    to one, so that what the console holds fewer times (a restarted rank's second traceback) stays."""
+    ranks: dict[str, set[int]] = {}
+    for e in events:
+        if e.rank is not None:
+            ranks.setdefault(e.where.source, set()).add(e.rank)
+    console: dict[tuple[object, ...], list[int]] = {}
+    for i, e in enumerate(events):
+        if e.rank is not None and len(ranks[e.where.source]) > 1:
+            console.setdefault(_said(e), []).append(i)
+    copies: dict[int, list[int]] = {}
+    own = [i for i, e in enumerate(events) if e.rank is not None and ranks[e.where.source] == {e.rank}]
+    for i in sorted(own, key=lambda i: (events[i].where.source, events[i].where.line)):
+        if same := console.get(_said(events[i])):
+            copies.setdefault(same.pop(0), []).append(i)
+    if not copies:
+        return events
+    dropped = {i for found in copies.values() for i in found}
+    out = list(events)
+    for kept, found in copies.items():
+        where = ", ".join(f"{events[i].where.source}:{events[i].where.line}" for i in found)
+        out[kept] = dataclasses.replace(out[kept], facts={**out[kept].facts, _COPIES: where})
+    return [e for i, e in enumerate(out) if i not in dropped]
+
+
+def _said(e: Event) -> tuple[object, ...]:
+    facts = tuple(sorted((k, v) for k, v in e.facts.items() if k not in _HOW_READ))
+    first = e.lines[0].text.strip() if e.lines else None  # a message's other lines may be another output's
+    return (e.rank, e.host, e.rule, e.cause, e.role, e.text.strip(), first, facts)
 
 
 def _order_key(event: Event) -> tuple[int, datetime, str, int]:
