@@ -588,6 +588,21 @@ add(
         needles=["ValueError: corrupt sample"],
     ),
     S(
+        "torchrun-restart-raise-rank1-tee-logdir",
+        "torchrun",
+        "torchrun",
+        "3 ranks under torchrun --max-restarts 1 --tee 3 --log-dir, logging; rank 1 raises at step 3, the fault armed "
+        "in every attempt: every record is in the console and in its attempt's per-rank file",
+        "first_death",
+        "python_exception",
+        style="logging",
+        largs=[*TEE, "--max-restarts", "1", "--log-dir", "{logs}/torchrun"],
+        faults=["raise:1:3"],
+        why="rank 1 (pid {pid}) raised ValueError at {when} in attempt 0; torchrun restarted the group and attempt 1 "
+        "failed again",
+        needles=["ValueError: corrupt sample"],
+    ),
+    S(
         "torchrun-restart-segv-rank0-once",
         "torchrun",
         "torchrun",
