@@ -230,3 +230,20 @@ def test_a_teardown_that_stops_the_rank_does_not_bound_its_death(tmp_path: Path)
     stop_rank_1 = _TEARDOWN.replace("process 4241", "process 4242")
     files = {"rank_0.log": step_lines(0, 9), "rank_1.log": _TRACEBACK, "torchrun.log": stop_rank_1 + _FAILED}
     assert _when(run(tmp_path, files))[1:] == ("07:00:06.251000", TimeOpen.BELOW)
+
+
+def _oom_at(rank: int, second: int) -> str:
+    oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
+    return step_lines(rank, 3) + f"2026-11-29 07:00:{second:02d},000 ERROR [rank {rank}] {oom}\n"
+
+
+def test_a_death_the_clocks_cannot_order_is_not_ruled_out_as_later(tmp_path: Path) -> None:
+    files = {"rank_0.log": _oom_at(0, 10), "rank_1.log": _oom_at(1, 11)}  # within the 2 s skew of two clocks
+    d = run(tmp_path, files, tz=UTC)
+    assert d.verdict.first_death is not None and d.verdict.first_death.rank == 0
+    assert {r.rank: r.why for r in d.verdict.ruled_out}[1] == (
+        "it died of a CUDA OOM too (07:00:11.000); the clocks cannot order it against rank 0"
+    )
+    files["rank_1.log"] = _oom_at(1, 30)
+    d = run(tmp_path, files, tz=UTC)
+    assert {r.rank: r.why for r in d.verdict.ruled_out}[1] == "it died of a CUDA OOM too, but later (07:00:30.000)"

@@ -118,7 +118,7 @@ def decide(tl: Timeline, skew: timedelta) -> Findings:
         _settle_without_culprit(tl, f)
     elif f.first is not None and not undetermined:
         _cap_for_the_unseen(tl, f)
-    _rule_out(tl, f)
+    _rule_out(tl, f, skew)
     first = f.first.rank if f.first else None
     f.not_first = sorted((f.collateral.keys() | f.torn_down.keys() | f.clean) - {first})
     return f
@@ -1134,10 +1134,15 @@ def _progress_key(r: RankState) -> tuple[int, datetime]:
     return (step, seen)
 
 
-def _rule_out(tl: Timeline, f: Findings) -> None:
+def _rule_out(tl: Timeline, f: Findings, skew: timedelta) -> None:
     first = f.first.rank if f.first else None
+    named = f.candidates[0] if f.first is not None and f.candidates and f.candidates[0].rank == first else None
     for c in f.candidates[1:] if f.first is not None else []:
-        f.ruled_out.append(RuledOut(c.rank, f"it died of {_label(c.cause)} too, but later ({_when(c.time)})"))
+        if named is None or _ordered(tl, named, c, skew):
+            why = f"it died of {_label(c.cause)} too, but later ({_when(c.time)})"
+        else:  # see the note `_name_death` wrote
+            why = f"it died of {_label(c.cause)} too ({_when(c.time)}); the clocks cannot order it against rank {first}"
+        f.ruled_out.append(RuledOut(c.rank, why))
     for rank, what in sorted(f.collateral.items()):
         f.ruled_out.append(RuledOut(rank, f"only a symptom: {what}"))
     for rank, what in sorted(f.torn_down.items()):
@@ -1153,8 +1158,14 @@ def _rule_out(tl: Timeline, f: Findings) -> None:
         )
 
 
+_STAMP = timedelta(milliseconds=1)  # a stamp's own width: one time, not an interval
+
+
 def _when(span: TimeSpan | None) -> str:
-    return "time unknown" if span is None else span.earliest.strftime("%H:%M:%S.%f")[:-3]
+    if span is None:
+        return "time unknown"
+    earliest, latest = (t.strftime("%H:%M:%S.%f")[:-3] for t in (span.earliest, span.latest))
+    return earliest if span.latest - span.earliest <= _STAMP else f"{earliest}–{latest}"
 
 
 def ranges(ranks: Sequence[int]) -> str:
