@@ -374,3 +374,42 @@ def test_the_same_record_in_two_files_of_one_rank_each_is_two_records(tmp_path: 
     d = run(tmp_path, files)
     assert sum(e.facts.get("exc_type") == "ValueError" for e in d.events) == 2
     assert not any("copies" in e.facts for e in d.events)
+
+
+# ---- MosaicML Composer's launcher (composer/cli/launcher.py) ----
+
+COMPOSER = """\
+INFO:composer.cli.launcher:Starting distributed environment on local node for global_rank(0-3)
+[batch=2/100]: Train loss/train/total: 2.2871
+ERROR:composer.cli.launcher:Rank 2 crashed with exit code 1.
+Waiting up to 30 seconds for all training processes to terminate. Press Ctrl-C to exit immediately.
+INFO:composer.cli.launcher:Killing global rank 0 (PID 1003409) with SIGTERM
+INFO:composer.cli.launcher:Killing global rank 1 (PID 1003410) with SIGTERM
+WARNING:composer.cli.launcher:Failed to kill global rank 3 (PID 1003412) with SIGTERM; terminating with SIGKILL instead
+Global rank 2 (PID 1003411) exited with code 1
+----------Begin global rank 2 STDERR----------
+Traceback (most recent call last):
+  File "/llm-foundry/scripts/train/train.py", line 242, in main
+    trainer.fit()
+RuntimeError: CUDA error: an illegal memory access was encountered
+----------End global rank 2 STDERR----------
+ERROR:composer.cli.launcher:Global rank 2 (PID 1003411) exited with code 1
+"""
+
+
+def test_composers_crashed_rank_is_named_by_the_stderr_the_launcher_prints_for_it(tmp_path: Path) -> None:
+    d = run(tmp_path, {"console.log": COMPOSER})
+    f = d.verdict.first_death
+    assert f is not None and (f.rank, f.cause, f.pid) == (2, Cause.CUDA_ERROR, 1003411)
+    assert f.evidence[0].text.startswith("RuntimeError: CUDA error") and "STDERR" not in " ".join(
+        ev.text for ev in f.evidence
+    )
+    assert fates(d) == {0: Fate.TORN_DOWN, 1: Fate.TORN_DOWN, 2: Fate.FIRST_DEATH, 3: Fate.TORN_DOWN}
+
+
+def test_composers_exit_line_alone_names_the_crashed_rank(tmp_path: Path) -> None:
+    crash = "\n".join(COMPOSER.splitlines()[:7]) + "\n"  # the rank's own output went to a file not given
+    d = run(tmp_path, {"console.log": crash})
+    f = d.verdict.first_death
+    assert f is not None and (f.rank, f.cause) == (2, Cause.SILENT_EXIT)
+    assert fates(d)[0] is Fate.TORN_DOWN

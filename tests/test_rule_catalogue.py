@@ -22,7 +22,8 @@ FACT_NAMES = frozenset(
     }
 )  # fmt: skip
 PACKS = {
-    "deepspeed", "gloo", "horovod", "kernel", "kubernetes", "lightning", "mpi", "native", "nccl", "nvidia", "paddle",
+    "composer", "deepspeed", "gloo", "horovod", "kernel", "kubernetes", "lightning", "mpi", "native", "nccl", "nvidia",
+    "paddle",
     "progress", "python", "pytorch", "ray", "runtime", "slurm",
     "torchrun",
 }  # fmt: skip

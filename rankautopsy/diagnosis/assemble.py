@@ -74,16 +74,19 @@ def _channel_lines(stream: Stream, start: int, stop: int | None = None) -> Itera
             yield j
 
 
-# A launcher's banner rule (`-----` of Open MPI's help text, `=====` of torchrun's table): what follows
-# is the launcher's, not the rest of the exception's message.
-_RULE = recache.compile(r"^\s*[-=*_#]{10,}\s*$")
+# A launcher's banner rule (`-----` of Open MPI's help text, `=====` of torchrun's table, Composer's titled
+# `----------End global rank 1 STDERR----------`): what follows is the launcher's, not the exception's message.
+_RULE = recache.compile(r"^\s*(?:[-=*_#]{10,}|([-=*_#])\1{9,}.*\1{10,})\s*$")
 # A record of Python's logging in its default format (`ERROR:torch.distributed...:failed ...`), or one
 # of Lightning's rank-prefixed messages (`[rank: 2] Child process with PID ... terminated`): the
 # launcher's, not the rest of an exception's message.
 _LOG_RECORD = recache.compile(r"^(?:(?:CRITICAL|FATAL|ERROR|WARNING|WARN|INFO|DEBUG)[: ]|\[rank: \d+\] )")
 _SPAWN_HEADER = recache.compile(r"^-- Process (?P<rank>\d+) terminated with the following error:")
-# Ray Train (v2) relays one rank's error under `[Rank 1 Error Snippet]:` (several ranks': `[Rank 0,1 ...]`).
-_RELAY_HEADER = recache.compile(_SPAWN_HEADER.pattern + r"|^\[Rank (?P<ray>\d+) Error Snippet\]:")
+# Ray Train (v2) relays one rank's error under `[Rank 1 Error Snippet]:` (several ranks': `[Rank 0,1 ...]`);
+# Composer's launcher prints a crashed rank's captured stderr under `----------Begin global rank 1 STDERR----------`.
+_RELAY_HEADER = recache.compile(
+    _SPAWN_HEADER.pattern + r"|^\[Rank (?P<ray>\d+) Error Snippet\]:|^-+Begin global rank (?P<composer>\d+) STDERR-+$"
+)
 # sys.unraisablehook's header (`Exception ignored in: <function X.__del__ ...>`, `... in atexit callback`):
 # Python printed the exception and went on, so the traceback under it killed nothing.
 _UNRAISABLE = recache.compile(r"^Exception ignored\b")
@@ -96,7 +99,7 @@ def assemble_traceback(stream: Stream, start: int, memo: dict[int, int | None] |
     if stream.ranks[start] is None:  # torch.multiprocessing.spawn re-prints a child's traceback under a header
         for j in range(start - 1, max(-1, start - 3), -1):
             if m := _RELAY_HEADER.match(stream.texts[j]):
-                result.facts["rank"] = m["rank"] or m["ray"]
+                result.facts["rank"] = m["rank"] or m["ray"] or m["composer"]
                 result.facts["spawn_raised"] = "1"  # spawn (and Ray) relay a child's traceback only for a raise
     if (
         start > 0
