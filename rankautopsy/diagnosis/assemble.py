@@ -100,7 +100,7 @@ def assemble_traceback(stream: Stream, start: int, memo: dict[int, int | None] |
         for j in range(start - 1, max(-1, start - 3), -1):
             if m := _RELAY_HEADER.match(stream.texts[j]):
                 result.facts["rank"] = m["rank"] or m["ray"] or m["composer"]
-                result.facts["spawn_raised"] = "1"  # spawn (and Ray) relay a child's traceback only for a raise
+                result.facts["spawn_raised"] = "1"  # spawn, Ray and Composer relay only a child that raised or crashed
     if (
         start > 0
         and channel(stream, start - 1) == channel(stream, start)
