@@ -57,6 +57,7 @@ class Effect(StrEnum):
     EXIT = "exit"  # a process or rank ended: rank|ranks|local_rank|pid, exitcode|signal, oom
     TEARDOWN = "teardown"  # the launcher is stopping a survivor: rank|ranks|local_rank|pid, signal
     JOB_END = "job_end"  # the launcher or scheduler is ending the whole job
+    AFTER_DEATH = "after_death"  # a process of the job has died by now: the first death came before this line
     COMPLETE = "complete"  # the emitting rank finished its work
     IDENTITY = "identity"  # ties rank|comm_rank+nranks|local_rank, pid, host, busid together
     NAMES_CULPRIT = "names_culprit"  # a symptom that names whom it waits for: culprit|culprits|culprit_local_rank

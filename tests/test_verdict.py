@@ -247,3 +247,16 @@ def test_a_death_the_clocks_cannot_order_is_not_ruled_out_as_later(tmp_path: Pat
     files["rank_1.log"] = _oom_at(1, 30)
     d = run(tmp_path, files, tz=UTC)
     assert {r.rank: r.why for r in d.verdict.ruled_out}[1] == "it died of a CUDA OOM too, but later (07:00:30.000)"
+
+
+_DS = "[2026-11-29 07:00:{:02d},{:03d}] [{}] [launch.py:{}:sigkill_handler] {}\n"
+_DS_SWEEP = "".join(_DS.format(9, 100 + k, "INFO", 253, f"Killing subprocess {4200 + k}") for k in range(3))
+_DS_EXIT = _DS.format(9, 250, "ERROR", 259, "['python', '-u', 'train.py', '--local_rank=2'] exits with return code = 1")
+
+
+def test_deepspeeds_return_code_line_closes_the_first_deaths_time(tmp_path: Path) -> None:
+    """DeepSpeed prints `exits with return code` only after its poll found a rank exited non-zero: the
+    first death came before that stamp, though no line of the rank's own bounds it."""
+    console = "[rank1]: " + _TRACEBACK.rstrip("\n").replace("\n", "\n[rank1]: ") + "\n" + _DS_SWEEP
+    assert _when(run(tmp_path, {"console.log": console + _DS_EXIT}))[1:] == ("07:00:09.251000", TimeOpen.BELOW)
+    assert _when(run(tmp_path, {"console.log": console}))[1:] == (None, None)  # its sweep alone: maybe a SIGTERM

@@ -649,8 +649,30 @@ def _seen_by(e: Event) -> datetime | None:
 
 def _first_teardown(tl: Timeline) -> datetime | None:
     """When the launcher began to stop the survivors, where a line tells it and is bounded in time."""
-    times = [e.time.latest if e.stamped and e.time else _seen_by(e) for e in tl.events if Effect.TEARDOWN in e.effects]
+    return _first_with(tl, Effect.TEARDOWN)
+
+
+def _first_with(tl: Timeline, effect: Effect) -> datetime | None:
+    """The earliest bounded time of a line with the effect (its own stamp, or when `watch` read it)."""
+    times = [e.time.latest if e.stamped and e.time else _seen_by(e) for e in tl.events if effect in e.effects]
     return min((t for t in times if t is not None), default=None)
+
+
+def _before_a_noticed_death(
+    tl: Timeline, span: TimeSpan | None, open_: TimeOpen | None
+) -> tuple[TimeSpan | None, TimeOpen | None]:
+    """The first death's time, closed above by a launcher line that says a process had died by then
+    (`Effect.AFTER_DEATH`): that bounds the earliest death only, so it is applied to the one named."""
+    hi = _first_with(tl, Effect.AFTER_DEATH)
+    if hi is None:
+        return span, open_
+    if span is None:
+        return _bounded(tl, None, hi)
+    if hi < span.earliest:  # clocks that disagree (two hosts): the bound says nothing here
+        return span, open_
+    if open_ is TimeOpen.ABOVE:
+        return _bounded(tl, span.earliest, hi)
+    return TimeSpan(span.earliest, min(span.latest, hi)), open_
 
 
 def _bounded(tl: Timeline, lo: datetime | None, hi: datetime | None) -> tuple[TimeSpan | None, TimeOpen | None]:
@@ -802,14 +824,15 @@ def _why_first(tl: Timeline, c: Candidate, e: Event) -> str:
 def _first_death(tl: Timeline, c: Candidate) -> FirstDeath:
     r = tl.ranks.get(c.rank) if c.rank is not None else None
     evidence = _evidence(tl, c.evidence)
+    time, time_open = _before_a_noticed_death(tl, *c.reported)
     return FirstDeath(
         rank=c.rank,
         cause=c.cause,
         rule=c.rule,
         host=r.host if r else tl.events[c.evidence[0]].host,
         pid=r.pid if r else None,
-        time=c.reported[0],
-        time_open=c.reported[1],
+        time=time,
+        time_open=time_open,
         phase=c.phase,
         detail=c.detail,
         evidence=evidence,
@@ -1002,6 +1025,8 @@ def _unranked_crash_signal(tl: Timeline) -> int | None:
 
 def _name_culprit(tl: Timeline, f: Findings, culprit: RankState, cause: Cause, evidence: list[int], how: str) -> None:
     time, time_open = _bounded(tl, culprit.last_seen, None)  # it went quiet after its last sign of life
+    if cause is not Cause.HANG:  # it vanished: a death, the first
+        time, time_open = _before_a_noticed_death(tl, time, time_open)
     f.collateral.pop(culprit.rank, None)
     f.torn_down.pop(culprit.rank, None)
     f.clean.discard(culprit.rank)

@@ -40,6 +40,7 @@ EFFECT_FACTS: Mapping[Effect, tuple[frozenset[str], ...]] = {
     Effect.EXIT: (),
     Effect.TEARDOWN: (),
     Effect.JOB_END: (),
+    Effect.AFTER_DEATH: (),
     Effect.COMPLETE: (),
     Effect.IDENTITY: (frozenset({"pid", "busid", "host"}),),
     Effect.NAMES_CULPRIT: (frozenset({"culprit", "culprits", "culprit_local_rank"}),),
