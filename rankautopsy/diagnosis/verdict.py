@@ -92,7 +92,7 @@ def signal_code(code: int | None) -> int | None:
 
 def decide(tl: Timeline, skew: timedelta) -> Findings:
     collateral, torn_down, clean = _bystanders(tl)
-    teardown = _first_teardown(tl)  # once: it bounds every candidate's death (8,000 ranks, 100,000 events)
+    teardown = _first_with(tl, Effect.TEARDOWN)  # once: it bounds every candidate's death (100,000 events)
     candidates = [
         c for r in tl.ranks.values() if r.rank not in collateral if (c := _candidate(tl, r, teardown)) is not None
     ]
@@ -628,7 +628,7 @@ def _death_bounds(
         upper.append(noticed.latest)  # its line's stamp, or torchrun's failure table's time
     elif notice is not None and (seen := _seen_by(notice)) is not None:
         upper.append(seen)
-    if teardown is not None and r.torn_down is None:  # `_first_teardown`; one it stops was alive, it says
+    if teardown is not None and r.torn_down is None:  # the launcher's first; one it stops was alive, it says
         upper.append(teardown)
     if (recorded := r.died_at) is not None and (noticed is None or recorded.earliest <= noticed.latest):
         lower.append(recorded.earliest)
@@ -647,11 +647,6 @@ def _seen_by(e: Event) -> datetime | None:
         return None
 
 
-def _first_teardown(tl: Timeline) -> datetime | None:
-    """When the launcher began to stop the survivors, where a line tells it and is bounded in time."""
-    return _first_with(tl, Effect.TEARDOWN)
-
-
 def _first_with(tl: Timeline, effect: Effect) -> datetime | None:
     """The earliest bounded time of a line with the effect (its own stamp, or when `watch` read it)."""
     times = [e.time.latest if e.stamped and e.time else _seen_by(e) for e in tl.events if effect in e.effects]
@@ -664,15 +659,11 @@ def _before_a_noticed_death(
     """The first death's time, closed above by a launcher line that says a process had died by then
     (`Effect.AFTER_DEATH`): that bounds the earliest death only, so it is applied to the one named."""
     hi = _first_with(tl, Effect.AFTER_DEATH)
-    if hi is None:
+    lo = span.earliest if span is not None and open_ is not TimeOpen.BELOW else None
+    top = span.latest if span is not None and open_ is not TimeOpen.ABOVE else None
+    if hi is None or (lo is not None and hi < lo):  # clocks that disagree (two hosts): it says nothing here
         return span, open_
-    if span is None:
-        return _bounded(tl, None, hi)
-    if hi < span.earliest:  # clocks that disagree (two hosts): the bound says nothing here
-        return span, open_
-    if open_ is TimeOpen.ABOVE:
-        return _bounded(tl, span.earliest, hi)
-    return TimeSpan(span.earliest, min(span.latest, hi)), open_
+    return _bounded(tl, lo, hi if top is None else min(top, hi))
 
 
 def _bounded(tl: Timeline, lo: datetime | None, hi: datetime | None) -> tuple[TimeSpan | None, TimeOpen | None]:
