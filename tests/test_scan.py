@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rankautopsy.errors import InputError
-from rankautopsy.model import Cause, Effect, Role, StreamKind
+from rankautopsy.model import Cause, Effect, Role, Rule, StreamKind
 from rankautopsy.pipeline import Options, diagnose
 from rankautopsy.render.json import render_json
 from rankautopsy.rulepacks.loader import load_rules
@@ -77,19 +77,29 @@ def every_line(path: Path) -> tuple[Found, set[str]]:
     stream = parse_text(source, read.decode(path.read_bytes()).text, CTX)
     rules = [r for r in RULES if r.applies_to(source.kind)]
     hits: Found = set()
-    seen: dict[tuple[str, object, object, tuple[tuple[str, str], ...]], int] = {}
+    repeats: dict[tuple[str, object, object, tuple[tuple[str, str], ...]], list[tuple[str, int, str]]] = {}
     for i, text in enumerate(stream.texts):
         for r in rules:
             if (m := r.pattern.search(text)) is None:
                 continue
-            if r.rule.role is Role.CONTEXT and r.rule.assemble is None and r.rule.effects <= {Effect.IDENTITY}:
+            hit = (r.rule.id, stream.numbers[i], text)
+            if _thinned_by_repeats(r.rule):
                 facts = tuple(sorted((k, v) for k, v in m.groupdict().items() if v is not None))
-                key = (r.rule.id, stream.ranks[i], stream.local_ranks[i], facts)
-                seen[key] = seen.get(key, 0) + 1
-                if seen[key] > selection.REPEATS:  # a repeated context line is counted, not kept
-                    continue
-            hits.add((r.rule.id, stream.numbers[i], text))
+                repeats.setdefault((r.rule.id, stream.ranks[i], stream.local_ranks[i], facts), []).append(hit)
+            else:
+                hits.add(hit)
+    for (rule_id, *_), seen in repeats.items():
+        # the first REPEATS are kept; of a cause or symptom the latest too, the others are counted
+        context = next(r for r in rules if r.rule.id == rule_id).rule.role is Role.CONTEXT
+        hits.update(seen[: selection.REPEATS] + ([] if context else seen[-1:]))
     return hits, {r.rule.id for r in rules if r.sampled}
+
+
+def _thinned_by_repeats(rule: Rule) -> bool:
+    """A rule whose hits of one channel and facts the scan keeps only some of (`_Selection._repeated`)."""
+    if rule.assemble is not None or rule.role is Role.PROGRESS:
+        return False
+    return rule.role is not Role.CONTEXT or rule.effects <= {Effect.IDENTITY}
 
 
 def check_against_every_line(path: Path, engine: str) -> None:
