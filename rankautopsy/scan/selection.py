@@ -628,12 +628,20 @@ class _Selection:
         message ends over it, and no relay's header (`-- Process N terminated`) follows."""
         if pos >= view.end:
             return False
-        lines = self.parser.parse(number, view.text(pos))
+        raw = view.text(pos)
+        if (read := self.parser.one_piece(raw)) is None:  # else: the parse's answer without a Line
+            lines = self.parser.parse(number, raw)
+            return (
+                len(lines) == 1
+                and lines[0].time is not None
+                and (lines[0].channel, lines[0].pid) == (header.channel, header.pid)
+                and not lines[0].text.startswith("-- ")
+            )
+        channel, text, prefix = read
         return (
-            len(lines) == 1
-            and lines[0].time is not None
-            and (lines[0].channel, lines[0].pid) == (header.channel, header.pid)
-            and not lines[0].text.startswith("-- ")
+            (channel, prefix.pid) == (header.channel, header.pid)
+            and not text.startswith("-- ")
+            and self.parser.time_of(text, prefix) is not None
         )
 
     def _sampled(self, view: View, cleaned: _Cleaned) -> set[int]:

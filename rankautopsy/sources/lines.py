@@ -197,17 +197,27 @@ class LineParser:
         """The channel and message text of a one-piece line whose channel its prefixes or path decide,
         as `parse` gives them, without a Line (None where only a full parse can tell). Its time is
         read only where its channel is not in `timed` yet, and then added to it, as a parse would."""
+        if (read := self.one_piece(raw)) is None:
+            return None
+        channel, text, prefix = read
+        if channel not in timed and self.time_of(text, prefix):
+            timed.add(channel)
+        return channel, text
+
+    def one_piece(self, raw: str) -> tuple[Channel, str, Prefix] | None:
+        """The channel, message text and prefixes of a one-piece line whose channel its prefixes or path
+        decide, as `parse` gives them, without a Line and its time (None where only a full parse can tell)."""
         if self.kernel or "\r" in raw:
             return None
         text, prefix = self._message(raw[:MAX_LINE])  # as `pieces` clips
         channel = self._channel_of(prefix)
         if channel[0] is None and self.shapes():
             return None
-        if channel not in timed and (
-            (find_time(prefix.stamp, self._ctx) if prefix.stamp else None) or find_time(text, self._ctx)
-        ):
-            timed.add(channel)
-        return channel, text
+        return channel, text, prefix
+
+    def time_of(self, text: str, prefix: Prefix) -> TimeSpan | None:
+        """The time of a line of this message and prefixes, as `parse` reads it."""
+        return (find_time(prefix.stamp, self._ctx) if prefix.stamp else None) or find_time(text, self._ctx)
 
     def _message(self, line: str) -> tuple[str, Prefix]:
         """A line cleaned, its launcher layers stripped, and a relay's dedup suffix dropped."""
@@ -224,7 +234,6 @@ class LineParser:
         if rank is None and (shapes := self.shapes()) and (found := content_rank(text, shapes)) is not None:
             rank, origin = found, "content"
         local = prefix.local_rank if prefix.local_rank is not None else self._where.local_rank
-        stamp = find_time(prefix.stamp, self._ctx) if prefix.stamp else None
         return Line(
             number,
             text,
@@ -232,7 +241,7 @@ class LineParser:
             local,
             origin if rank is not None else ("local" if local is not None else None),
             prefix.host,
-            stamp or find_time(text, self._ctx),
+            self.time_of(text, prefix),
             pid=prefix.pid,
         )
 
