@@ -580,3 +580,18 @@ def test_a_message_that_only_mentions_an_original_traceback_is_read_as_before(tm
     d = run(tmp_path, {"console.log": steps(0, 3) + "".join(cut)})  # the original cut before its last line
     f = d.verdict.first_death
     assert f is not None and f.detail == "ValueError: Caught ValueError in DataLoader worker process 0."
+
+
+def test_an_open_mpi_signal_block_pasted_indented_is_a_segfault(tmp_path: Path) -> None:
+    """opal's signal handler block as an issue thread quotes it: in a code block, four spaces in."""
+    block = (
+        "[h06c0901:07661] *** Process received signal ***\n"
+        "[h06c0901:07661] Signal: Segmentation fault (11)\n"
+        "[h06c0901:07661] Signal code: Address not mapped (1)\n"
+        "[h06c0901:07661] Failing at address: 0x2ae83e011880\n"
+        "[h06c0901:07661] [ 0] /usr/lib64/libpthread.so.0(+0xf5e0)[0x2ae7a1f685e0]\n"
+        "[h06c0901:07661] *** End of error message ***\n"
+    )
+    pasted = run(tmp_path / "pasted", {"console.log": "".join(f"    {line}\n" for line in block.splitlines())})
+    assert pasted.verdict.outcome is Outcome.UNDETERMINED
+    assert pasted.verdict.first_death is not None and pasted.verdict.first_death.cause is Cause.SEGFAULT

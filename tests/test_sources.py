@@ -306,6 +306,23 @@ def test_sniff_profile_finds_pdsh_labels_and_line_numbers() -> None:
     assert strip_prefixes(numbered[1], profile=profile) == ("Traceback", Prefix(rank=1))
 
 
+def test_an_excerpt_pasted_indented_is_read_without_its_indent() -> None:
+    pasted = ["    [h06:07661] Signal: Segmentation fault (11)", "    Traceback (most recent call last):",
+              '      File "train.py", line 3, in <module>', "        main()", "    ValueError: x"]  # fmt: skip
+    profile = sniff_profile(pasted)
+    assert profile.indent == "    "
+    assert strip_prefixes(pasted[0], profile=profile)[0] == "[h06:07661] Signal: Segmentation fault (11)"
+    assert strip_prefixes(pasted[2], profile=profile)[0] == '  File "train.py", line 3, in <module>'
+    assert strip_prefixes("unindented", profile=profile)[0] == "unindented"
+
+
+def test_an_indent_that_frames_need_is_the_logs_own() -> None:
+    frames = ['  File "train.py", line 3, in <module>', "    main()", '  File "x.py", line 9, in main', "    f()"]
+    assert sniff_profile(frames).indent == ""
+    assert sniff_profile(["  a", "  b", "c", "  d"]).indent == ""  # not every line
+    assert sniff_profile([" a", " b", " c"]).indent == ""  # one space: not a paste's
+
+
 def test_labels_of_digits_alone_are_srun_task_ids_not_pdsh_hosts() -> None:
     labelled = ["2: Traceback (most recent call last):", '2:   File "train.py", line 3', "2:     main()", "2: x"]
     profile = sniff_profile(labelled)

@@ -35,6 +35,10 @@ RESHAPES: dict[str, Callable[[str], str]] = {
         "[default2]:[rank2]: Traceback", " 50%|#####|\r[default2]:[rank2]: Traceback"
     ),
     "nul-tail": lambda text: text + "\x00" * 4096,
+    "pasted-in-a-code-block": lambda text: "".join(
+        f"    {line}" if line.strip() else line for line in text.splitlines(keepends=True)
+    ),
+    "pasted-tab-indented": lambda text: "".join(f"\t{line}" for line in text.splitlines(keepends=True)),
 }
 
 

@@ -124,6 +124,7 @@ class Profile:
     srun: bool = False
     pdsh: bool = False
     numbered: bool = False
+    indent: str = ""  # the indent every line of a pasted excerpt shares (a Markdown code block's)
     template: bool = False  # `[${rank}]:` on most lines
     hydra: bool = False  # `[3] ` (mpiexec -l) on most lines
     taught: tuple[Taught, ...] = ()  # patterns of rules with the `prefix` effect (a user's launcher)
@@ -151,13 +152,17 @@ def strip_prefixes(line: str, *, srun_labels: bool = False, profile: Profile = P
 def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str, Prefix]:
     """The built-in layers (kubernetes, collectors, pdsh, srun, mpirun, torchrun, PyTorch), outside in."""
     if not line or (
-        line[0] not in "[0123456789P (" and not profile.pdsh and ": [" not in line[:80] and line[:8] not in _HARNESS
+        line[0] not in "[0123456789P ("
+        and not profile.pdsh
+        and not profile.indent
+        and ": [" not in line[:80]
+        and line[:8] not in _HARNESS
     ):
         return line, NO_PREFIX
     rank = local_rank = task = pid = None
     host = stamp = None
-    pos = 0
-    if profile.numbered and (m := _NUMBERED.match(line)):
+    pos = len(profile.indent) if profile.indent and line.startswith(profile.indent) else 0
+    if profile.numbered and (m := _NUMBERED.match(line, pos)):
         pos = m.end()
     if "%|" in line[pos : pos + 8] and (m := _TQDM.match(line, pos)):
         pos = m.end()
@@ -251,6 +256,8 @@ def sniff_profile(sample: list[str]) -> Profile:
     lines = list(filter(str.strip, sample))
     if len(lines) < 3:
         return PLAIN
+    if indent := _paste_indent(lines):
+        lines = [line[len(indent) :] for line in lines]
     numbered = _mostly(lines, _NUMBERED) and _counting(lines)
     if numbered:
         lines = [line[m.end() :] if (m := _NUMBERED.match(line)) else line for line in lines]
@@ -263,7 +270,23 @@ def sniff_profile(sample: list[str]) -> Profile:
         lines = [line[m.end() :] if (m := _PDSH.match(line)) else line for line in lines]
     template = _mostly(lines, _TEMPLATE, 0.6)
     hydra = not template and _mostly(lines, _HYDRA, 0.6)
-    return Profile(srun=_mostly(lines, _SRUN), pdsh=pdsh, numbered=numbered, template=template, hydra=hydra)
+    return Profile(
+        srun=_mostly(lines, _SRUN), pdsh=pdsh, numbered=numbered, indent=indent, template=template, hydra=hydra
+    )
+
+
+def _paste_indent(lines: list[str]) -> str:
+    """The indent (a tab, or two characters or more) that every line shares, as an excerpt pasted into a
+    code block has it; none where it would leave a traceback's frame at column 0 (Python indents frames
+    under their header: the indent is then the log's own)."""
+    indent = lines[0][: len(lines[0]) - len(lines[0].lstrip(" \t"))]
+    for line in lines[1:]:
+        while indent and not line.startswith(indent):
+            indent = indent[:-1]
+        if len(indent) < 2 and indent != "\t":
+            return ""
+    rest = [line[len(indent) :] for line in lines]
+    return "" if any(line.startswith('File "') for line in rest) else indent
 
 
 def _rank_layer(profile: Profile) -> re.Pattern[str] | None:
