@@ -278,13 +278,14 @@ def sniff_profile(sample: list[str]) -> Profile:
 def _paste_indent(lines: list[str]) -> str:
     """The indent (a tab, or two characters or more) that every line shares, as an excerpt pasted into a
     code block has it; none where it would leave a traceback's frame at column 0 (Python indents frames
-    under their header: the indent is then the log's own)."""
+    under their header: the indent is then the log's own). A line of dots alone is where the poster cut."""
+    lines = [line for line in lines if line.strip(" \t.\u2026")] or [""]
     indent = lines[0][: len(lines[0]) - len(lines[0].lstrip(" \t"))]
     for line in lines[1:]:
         while indent and not line.startswith(indent):
             indent = indent[:-1]
-        if len(indent) < 2 and indent != "\t":
-            return ""
+    if len(indent) < 2 and indent != "\t":
+        return ""
     rest = [line[len(indent) :] for line in lines]
     return "" if any(line.startswith('File "') for line in rest) else indent
 
