@@ -302,6 +302,7 @@ class Rule:
     since: str = ""
     aliases: tuple[str, ...] = ()
     effects: frozenset[Effect] = frozenset()
+    facts: tuple[tuple[str, str], ...] = ()  # what every line of the rule states, under what it captures
     match_examples: tuple[Example, ...] = ()
     no_match_examples: tuple[str, ...] = ()
     source: Location | None = None  # pack file and line of the rule's `id:`

@@ -413,3 +413,38 @@ def test_composers_exit_line_alone_names_the_crashed_rank(tmp_path: Path) -> Non
     f = d.verdict.first_death
     assert f is not None and (f.rank, f.cause) == (2, Cause.SILENT_EXIT)
     assert fates(d)[0] is Fate.TORN_DOWN
+
+
+SPAWN_PARENT = (
+    "Traceback (most recent call last):\n"
+    '  File "/opt/train.py", line 90, in <module>\n'
+    "    mp.spawn(run, nprocs=8)\n"
+    '  File "/usr/lib/python3.10/site-packages/torch/multiprocessing/spawn.py", line 158, in join\n'
+    "    raise ProcessRaisedException(msg, error_index, failed_process.pid)\n"
+    "torch.multiprocessing.spawn.ProcessRaisedException: \n"
+    "\n"
+    "-- Process 7 terminated with the following error:\n"
+)
+
+
+def test_spawn_s_child_that_raised_died_of_an_exception_when_its_traceback_is_cut(tmp_path: Path) -> None:
+    """The excerpt ends at spawn's relay header: the child raised (spawn's _wrap exits 1 after it)."""
+    d = run(tmp_path, {"console.log": SPAWN_PARENT})
+    f = d.verdict.first_death
+    assert d.verdict.outcome is Outcome.FIRST_DEATH and f is not None
+    assert (f.rank, f.cause) == (7, Cause.PYTHON_EXCEPTION)
+    assert "exit code 1" in f.detail and "no message" not in f.detail
+
+
+def test_spawn_s_child_whose_own_traceback_is_a_symptom_is_not_named(tmp_path: Path) -> None:
+    """Where the child's traceback is there, it says what the child died of: here of another's death."""
+    child = (
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3.10/site-packages/torch/multiprocessing/spawn.py", line 69, in _wrap\n'
+        "    fn(i, *args)\n"
+        '  File "/opt/train.py", line 40, in run\n'
+        "    dist.all_reduce(t)\n"
+        "torch.distributed.DistBackendError: NCCL communicator was aborted on rank 7.\n"
+    )
+    d = run(tmp_path, {"console.log": SPAWN_PARENT + child})
+    assert d.verdict.outcome is Outcome.UNDETERMINED and d.verdict.first_death is None

@@ -158,3 +158,15 @@ def _remediation_problems(path: Path) -> list[str]:
 
 def _roots() -> list[Cause]:
     return [c for c in Cause if not c.is_symptom and c not in (Cause.PROGRESS, Cause.CONTEXT)]
+
+
+def test_facts_a_rule_states_are_names_to_strings_and_a_known_exit_cause() -> None:
+    path = PACKS / "bad_facts.yaml"
+    causes = (
+        "abort, bus_error, cuda_error, cuda_oom, gpu_hardware, hang, host_oom, killed, nccl_error, python_exception"
+    )
+    assert problems_of(path) == [
+        f"{path}:7: inhouse.spawn-raised: unknown exit_cause 'python_oops' (one of: {causes}, segfault, silent_exit,"
+        " time_limit)",
+        f"{path}:16: inhouse.shapeless-facts: facts: expected a mapping of fact name to a quoted value",
+    ]

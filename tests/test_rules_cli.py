@@ -140,6 +140,14 @@ def test_explain_prints_ruff_style_sections(cli: Cli) -> None:
     assert result.out.rstrip().endswith(defined)
 
 
+def test_explain_says_what_a_rule_does_to_the_timeline_and_what_it_states(cli: Cli) -> None:
+    result = cli("rules", "explain", "torchrun.mp-spawn-raised")
+    assert result.code == 0, result.err
+    assert "Effects: exit\nStates on every line: exit_cause='python_exception', exitcode='1'\n" in result.out
+    data = json.loads(cli("rules", "explain", "torchrun.mp-spawn-raised", "-f", "json").out)
+    assert (data["effects"], data["facts"]) == (["exit"], {"exit_cause": "python_exception", "exitcode": "1"})
+
+
 def test_explain_finds_a_user_rule_by_the_alias_it_took_over(cli: Cli) -> None:
     result = cli("rules", "explain", "kernel.segfault", "--rules", str(PACKS / "alias_override.yaml"))
     assert result.code == 0, result.err

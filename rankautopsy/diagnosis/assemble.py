@@ -432,7 +432,7 @@ def _event(
     known: _Known,
 ) -> Event:
     rule = hit.rule.rule
-    facts = _checked(hit.facts)
+    facts = _checked({**dict(rule.facts), **hit.facts})
     cause, role, extra, effects = rule.cause, rule.role, [], rule.effects
     if rule.assemble is Assembly.CONTINUED:
         assembled = assemble_continued(stream, hit.index, hit.rule, budget)

@@ -514,6 +514,8 @@ def _candidate(tl: Timeline, r: RankState, teardown: datetime | None) -> Candida
         return None
     cause = signal_cause(-code) if code < 0 else Cause.SILENT_EXIT
     detail = f"exit code {code}" + (f" ({signal_name(-code)})" if code < 0 else ", no message")
+    if (said := _exit_cause(tl.events[r.exit.event])) is not None:
+        cause, detail = said, f"exit code {code}; {_label(said)}, said by the line that reports the exit"
     if r.exit.oom:
         cause, detail = Cause.HOST_OOM, "the scheduler reports it ran out of memory (" + detail + ")"
     time = _death_time(tl, r, None, {})
@@ -528,6 +530,15 @@ def _candidate(tl: Timeline, r: RankState, teardown: datetime | None) -> Candida
         phase=_phase(tl, r, r.exit.event),
         reported=_death_bounds(tl, r, None, teardown),
     )
+
+
+def _exit_cause(e: Event) -> Cause | None:
+    """The cause a line that reports an exit states by its rule (`exit_cause`: spawn's child raised)."""
+    try:
+        cause = Cause(e.facts.get("exit_cause", ""))
+    except ValueError:
+        return None
+    return None if cause.is_symptom or cause in (Cause.PROGRESS, Cause.CONTEXT) else cause
 
 
 _CATCHABLE = frozenset({Cause.PYTHON_EXCEPTION, Cause.CUDA_OOM})  # raised in the rank's Python: can be caught

@@ -130,6 +130,8 @@ def explain_data(rule: Rule) -> dict[str, object]:
         "pattern": rule.pattern,
         "ignorecase": rule.ignorecase,
         "assemble": rule.assemble.value if rule.assemble else None,
+        "effects": sorted(e.value for e in rule.effects),
+        "facts": dict(rule.facts),
         "why": rule.why.strip(),
         "falsepositives": list(rule.falsepositives),
         "remediation": list(rule.remediation),
@@ -175,6 +177,10 @@ def _detects(rule: Rule) -> list[str]:
     lines += ["", f"Pattern: `{rule.pattern}`" + (" (ignoring case)" if rule.ignorecase else ""), f"Streams: {streams}"]
     if rule.assemble is not None:
         lines.append(f"Grows into a multi-line event: {rule.assemble.value}")
+    if rule.effects:
+        lines.append(f"Effects: {', '.join(sorted(e.value for e in rule.effects))}")
+    if rule.facts:
+        lines.append("States on every line: " + clean(", ".join(f"{k}={v!r}" for k, v in rule.facts)))
     return lines
 
 

@@ -32,7 +32,7 @@ SLOW_PATTERN_SECONDS = 1.0
 
 _RULE_KEYS = (
     "id", "title", "cause", "role", "streams", "pattern", "ignorecase", "assemble", "why", "falsepositives",
-    "remediation", "references", "status", "since", "aliases", "disable", "examples", "effects",
+    "remediation", "references", "status", "since", "aliases", "disable", "examples", "effects", "facts",
 )  # fmt: skip
 # The facts each effect reads: a rule with the effect must capture at least one group of each tuple
 # (an empty tuple: nothing required; exit/teardown without a subject group are about the emitting rank).
@@ -216,6 +216,7 @@ def _build_rule(fields: Fields, rule_id: str, ctx: Context) -> Rule | None:
         since=fields.text("since"),
         aliases=_read_aliases(fields),
         effects=fields.choices("effects", Effect, each="effect"),
+        facts=_read_facts(fields),
         match_examples=matches,
         no_match_examples=no_matches,
         source=Location(ctx.report.path, fields.data.key_lines.get("id", fields.data.line)),
@@ -224,6 +225,23 @@ def _build_rule(fields: Fields, rule_id: str, ctx: Context) -> Rule | None:
     ctx.example_lines.update({(rule.id, kind, index): line for (kind, index), line in lines.items()})
     _check_rule(fields, rule, lines, run=ctx.check_examples)
     return rule if cause is not None and role is not None else None
+
+
+def _read_facts(fields: Fields) -> tuple[tuple[str, str], ...]:
+    """Facts every line of the rule states whatever its words (spawn's child that raised exits 1): read
+    under the pattern's own, which win."""
+    value = fields.data.get("facts")
+    if value is None:
+        return ()
+    if not isinstance(value, Map) or any(
+        not isinstance(value.raw.get(k), str) or not str(k).isidentifier() for k in value
+    ):
+        fields.problem("facts", "facts: expected a mapping of fact name to a quoted value")
+        return ()
+    said = value.raw.get("exit_cause")
+    if said is not None and said not in {c.value for c in ROOT_CAUSES}:
+        fields.problem("facts", unknown("exit_cause", said, sorted(c.value for c in ROOT_CAUSES)))
+    return tuple(sorted((str(k), value.raw[k]) for k in value))
 
 
 def _read_aliases(fields: Fields) -> tuple[str, ...]:
@@ -250,7 +268,7 @@ def _check_rule(fields: Fields, rule: Rule, lines: Mapping[tuple[str, int], int]
 
 
 def _check_effects(fields: Fields, rule: Rule) -> None:
-    groups = set(compile_pattern(rule.pattern, ignorecase=rule.ignorecase).groupindex)
+    groups = set(compile_pattern(rule.pattern, ignorecase=rule.ignorecase).groupindex) | {k for k, _ in rule.facts}
     for effect in sorted(rule.effects):
         for needed in EFFECT_FACTS[effect]:
             if not groups & needed:
