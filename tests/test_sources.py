@@ -322,6 +322,7 @@ def test_an_indent_that_frames_need_is_the_logs_own() -> None:
     assert sniff_profile(["  a", "  b", "c", "  d"]).indent == ""  # not every line
     assert sniff_profile([" a", " b", " c"]).indent == ""  # one space: not a paste's
     assert sniff_profile(["...", "  a", "  b", "  \u2026", "  c"]).indent == "  "  # where the poster cut
+    assert sniff_profile(["\u2026", "    a", "    b", "    c"]).indent == "    "
 
 
 def test_labels_of_digits_alone_are_srun_task_ids_not_pdsh_hosts() -> None:

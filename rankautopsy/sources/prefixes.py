@@ -279,9 +279,11 @@ def _paste_indent(lines: list[str]) -> str:
     """The indent (a tab, or two characters or more) that every line shares, as an excerpt pasted into a
     code block has it; none where it would leave a traceback's frame at column 0 (Python indents frames
     under their header: the indent is then the log's own). A line of dots alone is where the poster cut."""
-    lines = [line for line in lines if line.strip(" \t.\u2026")] or [""]
-    indent = lines[0][: len(lines[0]) - len(lines[0].lstrip(" \t"))]
+    lines = [line for line in lines if line.strip(" \t.\u2026")] if lines[0][:1] in " \t.\u2026" else lines
+    indent = lines[0][: len(lines[0]) - len(lines[0].lstrip(" \t"))] if lines else ""
     for line in lines[1:]:
+        if len(indent) < 2 and indent != "\t":  # it only shrinks: most heads end here, at their first line
+            return ""
         while indent and not line.startswith(indent):
             indent = indent[:-1]
     if len(indent) < 2 and indent != "\t":
