@@ -303,6 +303,7 @@ class Rule:
     aliases: tuple[str, ...] = ()
     effects: frozenset[Effect] = frozenset()
     facts: tuple[tuple[str, str], ...] = ()  # what every line of the rule states, under what it captures
+    at_start: bool = False  # matches only an input's opening line: an excerpt cut inside what it reads
     match_examples: tuple[Example, ...] = ()
     no_match_examples: tuple[str, ...] = ()
     source: Location | None = None  # pack file and line of the rule's `id:`

@@ -595,3 +595,25 @@ def test_an_open_mpi_signal_block_pasted_indented_is_a_segfault(tmp_path: Path) 
     pasted = run(tmp_path / "pasted", {"console.log": "".join(f"    {line}\n" for line in block.splitlines())})
     assert pasted.verdict.outcome is Outcome.UNDETERMINED
     assert pasted.verdict.first_death is not None and pasted.verdict.first_death.cause is Cause.SEGFAULT
+
+
+HEADLESS = (
+    '[rank3]:   File "/opt/train.py", line 307, in <module>\n'
+    "[rank3]:     main()\n"
+    '[rank3]:   File "/opt/train.py", line 242, in train\n'
+    "[rank3]:     loss = model(batch)\n"
+)
+
+
+def test_an_excerpt_that_starts_inside_a_traceback_is_read_from_its_first_frame(tmp_path: Path) -> None:
+    d = run(tmp_path / "a", {"console.log": "\n...\n" + HEADLESS + "[rank3]: ValueError: bad sample 17\n"})
+    assert first(d) == (3, Cause.PYTHON_EXCEPTION)
+    f = d.verdict.first_death
+    assert f is not None and f.detail == "ValueError: bad sample 17"
+    cut = run(tmp_path / "b", {"console.log": HEADLESS})  # cut at both ends: something raised, not what
+    assert cut.verdict.outcome is Outcome.UNDETERMINED
+
+
+def test_a_frame_under_the_opening_line_is_not_a_traceback_of_its_own(tmp_path: Path) -> None:
+    d = run(tmp_path, {"console.log": "[rank3]: step 1\n" + HEADLESS + "[rank3]: ValueError: bad sample 17\n"})
+    assert d.verdict.outcome is Outcome.NO_FAILURE and [e.rule for e in d.events] == ["progress.step"]

@@ -148,6 +148,14 @@ def test_explain_says_what_a_rule_does_to_the_timeline_and_what_it_states(cli: C
     assert (data["effects"], data["facts"]) == (["exit"], {"exit_cause": "python_exception", "exitcode": "1"})
 
 
+def test_explain_says_a_rule_is_tried_on_the_opening_line_alone(cli: Cli) -> None:
+    result = cli("rules", "explain", "python.traceback-cut-top")
+    assert result.code == 0, result.err
+    assert "Matches only an input's opening line (its first with words)" in result.out
+    assert json.loads(cli("rules", "explain", "python.traceback-cut-top", "-f", "json").out)["at_start"] is True
+    assert json.loads(cli("rules", "explain", "python.traceback", "-f", "json").out)["at_start"] is False
+
+
 def test_explain_finds_a_user_rule_by_the_alias_it_took_over(cli: Cli) -> None:
     result = cli("rules", "explain", "kernel.segfault", "--rules", str(PACKS / "alias_override.yaml"))
     assert result.code == 0, result.err

@@ -76,11 +76,13 @@ def every_line(path: Path) -> tuple[Found, set[str]]:
     assert source is not None
     stream = parse_text(source, read.decode(path.read_bytes()).text, CTX)
     rules = [r for r in RULES if r.applies_to(source.kind)]
+    raw = path.read_bytes().split(b"\n")[: chunkview.OPENING_LINES]
+    opening = next((n for n, line in enumerate(raw, 1) if not chunkview._ELISION.fullmatch(line)), None)
     hits: Found = set()
     repeats: dict[tuple[str, object, object, tuple[tuple[str, str], ...]], list[tuple[str, int, str]]] = {}
     for i, text in enumerate(stream.texts):
         for r in rules:
-            if (m := r.pattern.search(text)) is None:
+            if (r.rule.at_start and stream.numbers[i] != opening) or (m := r.pattern.search(text)) is None:
                 continue
             hit = (r.rule.id, stream.numbers[i], text)
             if _thinned_by_repeats(r.rule):
@@ -441,6 +443,8 @@ def test_a_cause_line_repeated_keeps_its_first_and_latest(engine: str, tmp_path:
 @pytest.mark.parametrize("compiled", RULES, ids=[r.rule.id for r in RULES])
 def test_every_rule_example_passes_its_prefilter(compiled: CompiledRule) -> None:
     assert compiled.prefilter is not None, compiled.rule.id
+    if compiled.rule.at_start:  # never scanned for: its prefilter is checked as if it were
+        compiled = dataclasses.replace(compiled, rule=dataclasses.replace(compiled.rule, at_start=False))
     engine = make_engine([compiled], "regex")
     kind = next(iter(compiled.rule.streams), StreamKind.CONSOLE)
     for example in compiled.rule.match_examples:
@@ -905,3 +909,16 @@ def test_a_line_number_counted_from_the_count_s_marks_is_the_number_a_plain_coun
     view = View(chunk)
     for at in picks:
         assert view.number(at) == lead + 1 + buf.count(b"\n", start, at)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_opening_line_s_rule_is_tried_there_alone_by_every_engine(engine: str, tmp_path: Path) -> None:
+    """`at_start` rules are in no engine's scan: the opening line (blank and `...` lines skipped) is
+    tried with them in the first chunk, and a frame further down is no hit of theirs."""
+    frames = '  File "/opt/train.py", line 307, in <module>\n    main()\nValueError: bad sample 17\n'
+    path = tmp_path / "console.log"
+    path.write_text("\n...\n" + frames + "".join(f"step {i}\n" for i in range(20000)) + frames)
+    hits, _ = scanned(path, engine)
+    assert {(rule, number) for rule, number, _ in hits if rule.startswith("python.")} == {
+        ("python.traceback-cut-top", 3)
+    }

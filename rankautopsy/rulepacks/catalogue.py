@@ -132,6 +132,7 @@ def explain_data(rule: Rule) -> dict[str, object]:
         "assemble": rule.assemble.value if rule.assemble else None,
         "effects": sorted(e.value for e in rule.effects),
         "facts": dict(rule.facts),
+        "at_start": rule.at_start,
         "why": rule.why.strip(),
         "falsepositives": list(rule.falsepositives),
         "remediation": list(rule.remediation),
@@ -179,6 +180,8 @@ def _detects(rule: Rule) -> list[str]:
         lines.append(f"Grows into a multi-line event: {rule.assemble.value}")
     if rule.effects:
         lines.append(f"Effects: {', '.join(sorted(e.value for e in rule.effects))}")
+    if rule.at_start:
+        lines.append("Matches only an input's opening line (its first with words)")
     if rule.facts:
         lines.append("States on every line: " + clean(", ".join(f"{k}={v!r}" for k, v in rule.facts)))
     return lines

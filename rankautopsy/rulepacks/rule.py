@@ -33,6 +33,7 @@ SLOW_PATTERN_SECONDS = 1.0
 _RULE_KEYS = (
     "id", "title", "cause", "role", "streams", "pattern", "ignorecase", "assemble", "why", "falsepositives",
     "remediation", "references", "status", "since", "aliases", "disable", "examples", "effects", "facts",
+    "at_start",
 )  # fmt: skip
 # The facts each effect reads: a rule with the effect must capture at least one group of each tuple
 # (an empty tuple: nothing required; exit/teardown without a subject group are about the emitting rank).
@@ -217,6 +218,7 @@ def _build_rule(fields: Fields, rule_id: str, ctx: Context) -> Rule | None:
         aliases=_read_aliases(fields),
         effects=fields.choices("effects", Effect, each="effect"),
         facts=_read_facts(fields),
+        at_start=fields.flag("at_start"),
         match_examples=matches,
         no_match_examples=no_matches,
         source=Location(ctx.report.path, fields.data.key_lines.get("id", fields.data.line)),

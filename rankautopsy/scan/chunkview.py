@@ -108,6 +108,24 @@ class View:
         return nth_line_feed(self.buf, lo, self.end, TAIL_LINES + (self.end > lo and self.buf[self.end - 1] == 0x0A))
 
 
+OPENING_LINES = 20  # lines searched for an input's opening line
+_ELISION = recache.compile(rb"[ \t\r.]*(?:\xe2\x80\xa6[ \t\r.]*)*")  # blank, or a paste's `...` alone
+
+
+def opening_line(view: View) -> int | None:
+    """Where the first line with words of a chunk starts (blank lines and a paste's `...` skipped):
+    of the first chunk, the input's opening line."""
+    pos = view.start
+    for _ in range(OPENING_LINES):
+        if pos >= view.end:
+            return None
+        end = view.line_end(pos)
+        if _ELISION.fullmatch(view.buf, pos, end) is None:
+            return pos
+        pos = end + 1
+    return None
+
+
 def logical_lines(chunk: Chunk) -> int:
     """Logical lines of a chunk: one per physical line, or one per non-blank `\\r`-separated piece."""
     buf, end = chunk.buf, chunk.end

@@ -95,6 +95,10 @@ class Engine:
         found += _text_matches(data, [r for r in chosen if r.prefilter is None] + refused, budget)
         return found
 
+    def opening_rules(self, kind: StreamKind) -> set[int]:
+        """The kind's rules that match only an input's opening line (`Rule.at_start`): never scanned for."""
+        return {r.index for r in self.rules if r.rule.at_start and r.applies_to(kind)}
+
     def _allowed(
         self, kind: StreamKind, sampled: bool, budget: Budget
     ) -> tuple[list[CompiledRule], list[CompiledRule]]:
@@ -108,8 +112,8 @@ class Engine:
         """The kind's rules (the sampled progress rules, or all others), and those with a prefilter:
         the same for every chunk of every stream of the kind."""
         key = (kind, sampled)
-        if key not in self._choices:
-            chosen = [r for r in self.rules if r.applies_to(kind) and r.sampled == sampled]
+        if key not in self._choices:  # an opening line's rules are tried on that line alone (`opening_rules`)
+            chosen = [r for r in self.rules if r.applies_to(kind) and r.sampled == sampled and not r.rule.at_start]
             self._choices[key] = chosen, [r for r in chosen if r.prefilter is not None]
         return self._choices[key]
 

@@ -37,7 +37,15 @@ from dataclasses import dataclass, field
 from rankautopsy import recache
 from rankautopsy.model import Assembly, Effect, Role, Rule, StreamKind
 from rankautopsy.records import record
-from rankautopsy.scan.chunkview import ChannelCache, View, head_end, logical_lines, sample
+from rankautopsy.scan.chunkview import (
+    OPENING_LINES,
+    ChannelCache,
+    View,
+    head_end,
+    logical_lines,
+    opening_line,
+    sample,
+)
 from rankautopsy.scan.engine import Ahead, Engine, Match
 from rankautopsy.scan.matcher import AnyPattern, Budget, CompiledRule, Hit, facts_of
 from rankautopsy.sources.clocks import ClockContext
@@ -152,6 +160,9 @@ def _read_whole(selection: _Selection, parts: list[bytes], chunks: Iterable[Chun
     for sampled in (False, True):
         for offset, rule in selection.engine.find(data, selection.kind, selection.budget, sampled=sampled):
             candidates.setdefault(bisect_right(starts, offset) - 1, set()).add(rule)
+    opening = next((i for i, text in enumerate(stream.texts[:OPENING_LINES]) if text.strip(" \t\r.\u2026")), None)
+    if selection.opening_rules and opening is not None:
+        candidates.setdefault(opening, set()).update(selection.opening_rules)
     hits: list[Hit] = []
     dropped: set[int] = set()
     for index in sorted(candidates):
@@ -255,6 +266,7 @@ class _Selection:
     kind: StreamKind = field(init=False)
     rules: dict[int, CompiledRule] = field(init=False)
     countable: frozenset[int] = field(init=False)  # rules whose repeats are counted, not kept (`_counts_repeats`)
+    opening_rules: set[int] = field(init=False)  # rules tried on the opening line alone (`Rule.at_start`)
     budget: Budget = field(default_factory=Budget)
     lines: dict[int, list[Line]] = field(default_factory=dict)
     found: dict[int, dict[tuple[int, int], dict[str, str]]] = field(default_factory=dict)  # line -> hits
@@ -292,6 +304,7 @@ class _Selection:
         self.kind = self.source.kind
         self.rules = self.engine.by_index
         self.countable = _countable(self.engine)
+        self.opening_rules = self.engine.opening_rules(self.kind)
 
     def timed_out(self) -> list[str]:
         """User rules dropped on this stream for running out of time (their patterns or prefixes)."""
@@ -311,6 +324,8 @@ class _Selection:
         cleaned = self._cleaned(view, view.start, view.end)
         for start, rules in cleaned.main.items():
             candidates.setdefault(start, set()).update(rules)
+        if self.opening_rules and chunk.first_line == 1 and (opening := opening_line(view)) is not None:
+            candidates.setdefault(opening, set()).update(self.opening_rules)
         hit_lines = self._confirm(view, candidates, main=True)
         hit_lines |= self._sampled(view, cleaned)
         self._surround(view, self._thin_tracebacks(view, hit_lines))
