@@ -116,7 +116,7 @@ def _small_chunks(patched: pytest.MonkeyPatch, chunk: int) -> None:
     patched.setattr(read, "CONTEXT", 16 * 1024)
 
 
-def _read_all_tails(self: selection._Selection, line: object, blank: bool, number: int, only: object) -> None:
+def _read_all_tails(self: selection._Selection, line: object, blank: bool, number: int) -> None:
     """A tail that never ends early: it reads TRACEBACK_TAIL lines, as the scan did before tails."""
     for channel, tail in list(self.tails.items()):
         if tail.until < number:
@@ -219,6 +219,31 @@ def test_a_message_that_goes_on_after_another_ranks_lines_is_read_as_before(
     (tmp_path / "console.log").write_text("".join(line + "\n" for line in lines))
     fast, full = _both(monkeypatch, tmp_path, "_tail_reads", _read_all_tails)
     assert fast == full
+
+
+def test_another_ranks_blank_line_does_not_end_a_message(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by the test above in CI: rank 0's blank line, between rank 1's DataLoader wrapper line and
+    the worker's `Original Traceback`, ended rank 1's tail too; an assembly reads its own channel only."""
+    lines = [
+        "[rank1]: Traceback (most recent call last):",
+        '[rank1]:   File "/job/data.py", line 0, in load',
+        "[rank1]: ValueError: Caught ValueError in DataLoader worker process 1.",
+        "[rank0]: Traceback (most recent call last):",
+        *(f'[rank0]:   File "/job/data.py", line {i}, in load' for i in range(3)),
+        "[rank0]: ValueError: corrupt sample 61",
+        "[rank0]: ",
+        "[rank1]: Original Traceback (most recent call last):",
+        *(f'[rank1]:   File "/job/data.py", line {i}, in load' for i in range(10)),  # past what the window read
+        "[rank1]: ValueError: corrupt sample 62",
+        "[rank0]: 2026-11-30 03:01:00,000 INFO [train.py:9] done",
+        "[rank1]: 2026-11-30 03:01:00,000 INFO [train.py:9] done",
+    ]
+    (tmp_path / "console.log").write_text("".join(line + "\n" for line in lines))
+    fast, full = _both(monkeypatch, tmp_path, "_tail_reads", _read_all_tails)
+    assert fast == full
+    assert [e.facts.get("exc_msg") for e in fast.events if e.rank == 1 and e.facts.get("exc_msg")] == [  # type: ignore[attr-defined]
+        "corrupt sample 62"
+    ]
 
 
 # Found by the test above: a tail that ended in a replay (a header on lines a window read already), and

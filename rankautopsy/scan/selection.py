@@ -850,7 +850,7 @@ class _Selection:
             if self.tails and self._reopens(line, number):
                 continue
             if self.tails:
-                self._tail_reads(line, blank, number, only)
+                self._tail_reads(line, blank, number)
             framed = self.tracebacks.get(line.channel)
             if framed is None or blank:
                 continue
@@ -874,16 +874,16 @@ class _Selection:
         self.window_until = max(self.window_until, number + AFTER[Assembly.TRACEBACK])
         return True
 
-    def _tail_reads(self, line: Line, blank: bool, number: int, only: Channel | None) -> None:
-        """One line read on after exception lines: which tails it ends (in a replay of one channel's
-        lines, only that channel's: the other tails read this line already)."""
+    def _tail_reads(self, line: Line, blank: bool, number: int) -> None:
+        """One line read on after exception lines: which tails it ends (its own channel's: an assembly
+        reads no other channel's lines, and a replay of one channel's lines holds only those)."""
         for channel, done in list(self.tails.items()):
             if done.until < number:  # read to its last line
                 del self.tails[channel]
                 self.traceback_until = max(self.traceback_until, done.until)
-        if blank:
-            for channel, ended in self.tails.items():
-                ended.ended = ended.ended or only is None or channel == only
+        if blank:  # the end of a message of its own channel and process
+            if (ended := self.tails.get(line.channel)) is not None and ended.pid == line.pid:
+                ended.ended = True
             return
         tail = self.tails.get(line.channel)
         if tail is None or tail.pid != line.pid or tail.whole:
