@@ -448,3 +448,18 @@ def test_spawn_s_child_whose_own_traceback_is_a_symptom_is_not_named(tmp_path: P
     )
     d = run(tmp_path, {"console.log": SPAWN_PARENT + child})
     assert d.verdict.outcome is Outcome.UNDETERMINED and d.verdict.first_death is None
+
+
+def test_an_agent_that_restarts_a_failed_worker_group_says_the_job_failed(tmp_path: Path) -> None:
+    """`Worker group FAILED ... will restart worker group`: a worker died, though no line says which."""
+    console = (
+        "INFO:torch.distributed.elastic.agent.server.api:[default] Worker group FAILED. 3/3 attempts left; will"
+        " restart worker group\n"
+        "INFO:torch.distributed.elastic.agent.server.api:[default] Stopping worker group\n"
+        "INFO:torch.distributed.elastic.agent.server.api:[default] Rendezvous'ing worker group\n"
+        "INFO:torch.distributed.elastic.agent.server.api:[default] Starting worker group\n"
+    )
+    d = run(tmp_path / "failed", {"console.log": console})
+    assert d.verdict.outcome is Outcome.UNDETERMINED and d.verdict.first_death is None
+    unhealthy = run(tmp_path / "unhealthy", {"console.log": console.replace("FAILED", "UNHEALTHY")})
+    assert unhealthy.verdict.outcome is Outcome.NO_FAILURE

@@ -125,11 +125,12 @@ def decide(tl: Timeline, skew: timedelta) -> Findings:
 
 
 def failure_seen(tl: Timeline) -> bool:
-    """Any sign that the job did not end well: a cause or symptom line, an abnormal exit, a job's end.
+    """Any sign that the job did not end well: a cause or symptom line, an abnormal exit, a job's end, a
+    launcher's word that a process had died.
     An exit report tied to no rank counts unless it gives status 0: the exit rules match reports of a
     process that ended (a Ray worker "died ... Worker exit type: SYSTEM_ERROR") whether or not they say how."""
     for e in tl.events:
-        if e.role in (Role.CAUSE, Role.SYMPTOM) or Effect.JOB_END in e.effects or Effect.TEARDOWN in e.effects:
+        if e.role in (Role.CAUSE, Role.SYMPTOM) or e.effects & {Effect.JOB_END, Effect.TEARDOWN, Effect.AFTER_DEATH}:
             return True
     if _cut_off(tl):
         return True
