@@ -124,13 +124,21 @@ def _read_all_tails(self: selection._Selection, line: object, blank: bool, numbe
             self.traceback_until = max(self.traceback_until, tail.until)
 
 
-def _both(monkeypatch: pytest.MonkeyPatch, folder: Path, shortcut: str, off: object) -> tuple[object, object]:
+def _both(monkeypatch: pytest.MonkeyPatch, folder: Path, shortcut: str, off: object) -> tuple[Diagnosis, Diagnosis]:
     options = Options(paths=[str(folder)], tz=UTC, jobs=1)
     fast = diagnose(options)
     with monkeypatch.context() as patched:
         patched.setattr(selection._Selection, shortcut, off)
         full = diagnose(options)
     return fast, full
+
+
+def _tails_agree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lines: list[str]) -> Diagnosis:
+    """The diagnosis of a console of these lines, the same with tails that end early as with whole ones."""
+    (tmp_path / "console.log").write_text("".join(line + "\n" for line in lines))
+    fast, full = _both(monkeypatch, tmp_path, "_tail_reads", _read_all_tails)
+    assert fast == full
+    return fast
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -216,9 +224,7 @@ def test_a_message_that_goes_on_after_another_ranks_lines_is_read_as_before(
         "[rank1]: 2026-11-30 03:00:30,000 INFO [train.py:9] rank 1 step 30",
         "[rank0]: 2026-11-30 03:00:30,000 INFO [train.py:9] rank 0 step 30",
     ]
-    (tmp_path / "console.log").write_text("".join(line + "\n" for line in lines))
-    fast, full = _both(monkeypatch, tmp_path, "_tail_reads", _read_all_tails)
-    assert fast == full
+    _tails_agree(tmp_path, monkeypatch, lines)
 
 
 def test_another_ranks_blank_line_does_not_end_a_message(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -238,10 +244,8 @@ def test_another_ranks_blank_line_does_not_end_a_message(tmp_path: Path, monkeyp
         "[rank0]: 2026-11-30 03:01:00,000 INFO [train.py:9] done",
         "[rank1]: 2026-11-30 03:01:00,000 INFO [train.py:9] done",
     ]
-    (tmp_path / "console.log").write_text("".join(line + "\n" for line in lines))
-    fast, full = _both(monkeypatch, tmp_path, "_tail_reads", _read_all_tails)
-    assert fast == full
-    assert [e.facts.get("exc_msg") for e in fast.events if e.rank == 1 and e.facts.get("exc_msg")] == [  # type: ignore[attr-defined]
+    fast = _tails_agree(tmp_path, monkeypatch, lines)
+    assert [e.facts.get("exc_msg") for e in fast.events if e.rank == 1 and e.facts.get("exc_msg")] == [
         "corrupt sample 62"
     ]
 
@@ -342,9 +346,7 @@ _REPLAYED = [
 def test_a_tail_that_ends_in_a_replay_gives_the_diagnosis_of_the_whole_tail(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lines: list[str]
 ) -> None:
-    (tmp_path / "console.log").write_text("".join(line + "\n" for line in lines))
-    fast, full = _both(monkeypatch, tmp_path, "_tail_reads", _read_all_tails)
-    assert fast == full
+    _tails_agree(tmp_path, monkeypatch, lines)
 
 
 _CAUGHT = [
