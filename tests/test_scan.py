@@ -922,3 +922,18 @@ def test_an_opening_line_s_rule_is_tried_there_alone_by_every_engine(engine: str
     assert {(rule, number) for rule, number, _ in hits if rule.startswith("python.")} == {
         ("python.traceback-cut-top", 3)
     }
+
+
+def test_a_followed_file_s_window_opens_the_input_only_at_its_first_line(tmp_path: Path) -> None:
+    """`watch` scans each window of new lines as an input: one that starts at a frame of a traceback the
+    window before read is no excerpt cut at its top."""
+    from rankautopsy.live.stream import _window_source
+
+    frames = b'  File "/opt/train.py", line 307, in <module>\n    main()\nValueError: bad sample 17\n'
+    path = tmp_path / "rank_3.log"
+    path.write_bytes(frames)
+    source = _source(path)
+    assert source is not None
+    for base, want in ((0, {"python.traceback-cut-top"}), (12, set())):
+        read_ = read_stream(_window_source(source, frames, base), CTX, _engine("hyperscan" if HYPERSCAN else "re"))
+        assert {h.rule.rule.id for h in read_.hits} == want

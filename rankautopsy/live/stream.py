@@ -94,7 +94,7 @@ class Followed:
         again = min(len(self.context), max(SMALL, self.lines - self.resume + 1))
         window = b"".join(list(self.context)[len(self.context) - again :]) + data
         base = self.lines - again  # lines before the window
-        scanned = _scan_job(_job(_window_source(self.source, window), options, year), rules, engine)
+        scanned = _scan_job(_job(_window_source(self.source, window, base), options, year), rules, engine)
         kept = [e for e in self.events if e.where.line <= base]
         self.lines += data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
         if read_at is not None:
@@ -158,8 +158,10 @@ def _identity(path: Path | None) -> tuple[int, int, int] | None:
     return st.st_dev, st.st_ino, st.st_size
 
 
-def _window_source(source: Source, window: bytes) -> Source:
-    return replace(source, path=None, data=window, size=len(window), problem=None)
+def _window_source(source: Source, window: bytes, base: int) -> Source:
+    """The lines after line `base` of a followed file, as an input of their own (which opens the file's
+    only where `base` is 0)."""
+    return replace(source, path=None, data=window, size=len(window), problem=None, opens=base == 0)
 
 
 def _lines(s: Stream) -> list[Line]:

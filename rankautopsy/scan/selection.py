@@ -304,7 +304,7 @@ class _Selection:
         self.kind = self.source.kind
         self.rules = self.engine.by_index
         self.countable = _countable(self.engine)
-        self.opening_rules = self.engine.opening_rules(self.kind)
+        self.opening_rules = self.engine.opening_rules(self.kind) if self.source.opens else set()
 
     def timed_out(self) -> list[str]:
         """User rules dropped on this stream for running out of time (their patterns or prefixes)."""

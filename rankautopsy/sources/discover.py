@@ -59,6 +59,7 @@ class Source:
     size: int = 0  # bytes on disk (or piped in)
     host: str | None = None  # the host a kernel log is from, when given (`--dmesg HOST=FILE`)
     compressed: bool = False  # gzip, xz, ... : `size` says little of the bytes to scan
+    opens: bool = True  # its first line is the input's (not so in `watch`'s window of a followed file)
 
     def read_text(self, limit: int = 16 * 1024**2) -> str:
         """The whole text of a small input (torchrun's error.json), at most `limit` bytes of it: a forged
