@@ -109,7 +109,7 @@ class View:
 
 
 OPENING_LINES = 20  # lines searched for an input's opening line
-_ELISION = recache.compile(rb"[ \t\r.]*(?:\xe2\x80\xa6[ \t\r.]*)*")  # blank, or a paste's `...` alone
+_ELISION = recache.compile(rb"[ \t\r.]*(?:\xe2\x80\xa6[ \t\r.]*)*")  # `prefixes.elided`, on bytes
 
 
 def opening_line(view: View) -> int | None:

@@ -79,6 +79,7 @@ class Engine:
         self.by_index = {r.index: r for r in self.rules}
         self.taught: tuple[Taught, ...] = ()  # the patterns of `prefix` rules, stripped from every line
         self._choices: dict[tuple[StreamKind, bool], tuple[list[CompiledRule], list[CompiledRule]]] = {}
+        self._opening: dict[StreamKind, frozenset[int]] = {}
 
     def find(
         self, data: Data, kind: StreamKind, budget: Budget, *, sampled: bool = False, ahead: Ahead | None = None
@@ -95,9 +96,12 @@ class Engine:
         found += _text_matches(data, [r for r in chosen if r.prefilter is None] + refused, budget)
         return found
 
-    def opening_rules(self, kind: StreamKind) -> set[int]:
-        """The kind's rules that match only an input's opening line (`Rule.at_start`): never scanned for."""
-        return {r.index for r in self.rules if r.rule.at_start and r.applies_to(kind)}
+    def opening_rules(self, kind: StreamKind) -> frozenset[int]:
+        """The kind's rules that match only an input's opening line (`Rule.at_start`): never scanned for.
+        Worked out once per kind, not per stream (512 small files ask 512 times)."""
+        if kind not in self._opening:
+            self._opening[kind] = frozenset(r.index for r in self.rules if r.rule.at_start and r.applies_to(kind))
+        return self._opening[kind]
 
     def _allowed(
         self, kind: StreamKind, sampled: bool, budget: Budget

@@ -51,6 +51,7 @@ from rankautopsy.scan.matcher import AnyPattern, Budget, CompiledRule, Hit, fact
 from rankautopsy.sources.clocks import ClockContext
 from rankautopsy.sources.discover import Source
 from rankautopsy.sources.lines import SNIFF_LINES, Channel, Line, LineParser, Stream, build_stream
+from rankautopsy.sources.prefixes import elided
 from rankautopsy.sources.read import MAX_LINE, Chunk, ChunkReader, open_bytes, split_lines
 from rankautopsy.sources.sanitize import clean_pieces
 
@@ -160,7 +161,7 @@ def _read_whole(selection: _Selection, parts: list[bytes], chunks: Iterable[Chun
     for sampled in (False, True):
         for offset, rule in selection.engine.find(data, selection.kind, selection.budget, sampled=sampled):
             candidates.setdefault(bisect_right(starts, offset) - 1, set()).add(rule)
-    opening = next((i for i, text in enumerate(stream.texts[:OPENING_LINES]) if text.strip(" \t\r.\u2026")), None)
+    opening = next((i for i, text in enumerate(stream.texts[:OPENING_LINES]) if not elided(text)), None)
     if selection.opening_rules and opening is not None:
         candidates.setdefault(opening, set()).update(selection.opening_rules)
     hits: list[Hit] = []
@@ -266,7 +267,7 @@ class _Selection:
     kind: StreamKind = field(init=False)
     rules: dict[int, CompiledRule] = field(init=False)
     countable: frozenset[int] = field(init=False)  # rules whose repeats are counted, not kept (`_counts_repeats`)
-    opening_rules: set[int] = field(init=False)  # rules tried on the opening line alone (`Rule.at_start`)
+    opening_rules: frozenset[int] = field(init=False)  # rules tried on the opening line alone (`Rule.at_start`)
     budget: Budget = field(default_factory=Budget)
     lines: dict[int, list[Line]] = field(default_factory=dict)
     found: dict[int, dict[tuple[int, int], dict[str, str]]] = field(default_factory=dict)  # line -> hits
@@ -304,7 +305,7 @@ class _Selection:
         self.kind = self.source.kind
         self.rules = self.engine.by_index
         self.countable = _countable(self.engine)
-        self.opening_rules = self.engine.opening_rules(self.kind) if self.source.opens else set()
+        self.opening_rules = self.engine.opening_rules(self.kind) if self.source.opens else frozenset()
 
     def timed_out(self) -> list[str]:
         """User rules dropped on this stream for running out of time (their patterns or prefixes)."""

@@ -275,11 +275,19 @@ def sniff_profile(sample: list[str]) -> Profile:
     )
 
 
+ELIDED = " \t\r.\u2026"  # a line of these alone is blank, or where a paste's poster cut (`...`)
+
+
+def elided(line: str) -> bool:
+    """Whether a line is blank or a paste's `...` alone (`chunkview.opening_line` reads the bytes alike)."""
+    return not line.strip(ELIDED)
+
+
 def _paste_indent(lines: list[str]) -> str:
     """The indent (a tab, or two characters or more) that every line shares, as an excerpt pasted into a
     code block has it; none where it would leave a traceback's frame at column 0 (Python indents frames
     under their header: the indent is then the log's own). A line of dots alone is where the poster cut."""
-    lines = [line for line in lines if line.strip(" \t.\u2026")] if lines[0][:1] in " \t.\u2026" else lines
+    lines = [line for line in lines if not elided(line)] if lines[0][:1] in ELIDED else lines
     indent = lines[0][: len(lines[0]) - len(lines[0].lstrip(" \t"))] if lines else ""
     for line in lines[1:]:
         if len(indent) < 2 and indent != "\t":  # it only shrinks: most heads end here, at their first line
