@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -273,6 +274,24 @@ def test_xz_and_bzip2_logs_read_like_gzip(tmp_path: Path, suffix: str, pack: obj
     assert lines[packed.name] == plain["inputs"][0]["lines"]
     fmt = "xz" if suffix == ".xz" else "bzip2"
     assert [s["reason"].split(":")[0] for s in report["skipped"]] == [f"truncated {fmt}"]
+
+
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be"])
+def test_a_utf16_log_with_its_byte_order_mark_reads_as_its_text(tmp_path: Path, codec: str) -> None:
+    """Windows PowerShell's `>` writes UTF-16 with a BOM and CRLF: the same lines, the same verdict."""
+    text = (RAISE / "console.log").read_text(encoding="utf-8")
+    data = "\ufeff".encode(codec) + text.replace("\n", "\r\n").encode(codec)
+    (tmp_path / "console.log").write_bytes(data)
+
+    def death(report: dict[str, Any]) -> str:
+        return json.dumps(report["verdict"]["first_death"]).replace(report["inputs"][0]["path"], "")
+
+    plain = json.loads(run("diagnose", str(RAISE / "console.log"), *JSON_UTC).stdout)
+    for result in (run("diagnose", str(tmp_path), *JSON_UTC), run("diagnose", "-", *JSON_UTC, stdin=data)):
+        report = json.loads(result.stdout)
+        assert report["skipped"] == [], report["skipped"]
+        assert death(report) == death(plain)
+        assert report["inputs"][0]["lines"] == plain["inputs"][0]["lines"]
 
 
 @pytest.mark.skipif(importlib.util.find_spec("zstandard") is not None, reason="zstandard installed: .zst is read")

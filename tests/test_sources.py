@@ -27,7 +27,7 @@ from rankautopsy.sources.prefixes import (
     without_ray_repeats,
 )
 from rankautopsy.sources.ranks import PathRank, content_rank, content_rank_shapes, rank_from_path
-from rankautopsy.sources.read import PIECES, decode, looks_binary, pieces, segments, split_lines, spool
+from rankautopsy.sources.read import PIECES, decode, looks_binary, open_bytes, pieces, segments, split_lines, spool
 from rankautopsy.sources.sanitize import _clean_unprintable, clean
 
 
@@ -217,6 +217,17 @@ def test_truncated_gzip_is_read_as_far_as_it_goes() -> None:
     decoded = decode(data[: len(data) // 2])
     assert decoded.problem and "truncated gzip" in decoded.problem
     assert decoded.text.startswith("line of a log\n")
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=st.text(max_size=400), codec=st.sampled_from(["utf-16-le", "utf-16-be"]), size=st.integers(1, 64))
+def test_utf16_with_a_bom_is_read_as_its_utf8_bytes(text: str, codec: str, size: int) -> None:
+    stream = open_bytes(None, "\ufeff".encode(codec) + text.encode(codec, "surrogatepass"))
+    out, buf = bytearray(), bytearray(size)
+    while n := stream.readinto(memoryview(buf)):
+        out += buf[:n]
+    expected = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    assert out.decode("utf-8", "surrogateescape") == expected
 
 
 def test_binary_sniffing() -> None:

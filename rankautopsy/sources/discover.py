@@ -25,6 +25,7 @@ from rankautopsy.sources.read import (
     Data,
     Spool,
     is_compressed,
+    is_utf16,
     looks_binary,
     open_bytes,
     read_head,
@@ -58,7 +59,7 @@ class Source:
     year: int | None = None  # the year of the first full date in its head
     size: int = 0  # bytes on disk (or piped in)
     host: str | None = None  # the host a kernel log is from, when given (`--dmesg HOST=FILE`)
-    compressed: bool = False  # gzip, xz, ... : `size` says little of the bytes to scan
+    compressed: bool = False  # gzip, xz, ..., UTF-16: read through a decoder; `size` says little of the text
     opens: bool = True  # its first line is the input's (not so in `watch`'s window of a followed file)
 
     def read_text(self, limit: int = 16 * 1024**2) -> str:
@@ -152,7 +153,7 @@ def _piped(path: Path, display: str, kind: StreamKind | None) -> Source | Skippe
     try:
         with path.open("rb") as stream:
             head = stream.read(HEAD)
-            if looks_binary(head[:SNIFF]) and not is_compressed(head):
+            if looks_binary(head[:SNIFF]) and not is_compressed(head) and not is_utf16(head):
                 return SkippedInput(clean_name(display), "binary: not a text log")
             data = spool(stream, MAX_INPUT, head)
     except OSError as exc:

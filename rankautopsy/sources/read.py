@@ -1,5 +1,5 @@
-"""Bytes to lines, robustly: gzip, xz, bzip2 (zstd where `zstandard` is installed), undecodable bytes,
-CRLF, `\\r`-joined progress bars, huge lines.
+"""Bytes to lines, robustly: gzip, xz, bzip2 (zstd where `zstandard` is installed), UTF-16 with its byte
+order mark (what Windows PowerShell's `>` writes), undecodable bytes, CRLF, `\\r`-joined progress bars, huge lines.
 
 Inputs are read in chunks into one reused buffer (`ChunkReader`): memory stays bounded whatever the size
 of a file. Each chunk is a run of whole lines, with up to `CONTEXT` bytes of the lines before it kept in
@@ -56,6 +56,11 @@ def compression(head: bytes) -> str | None:
 
 def is_compressed(head: bytes) -> bool:
     return compression(head) is not None
+
+
+def is_utf16(head: bytes) -> bool:
+    """Whether a stream starts with UTF-16's byte order mark (either order)."""
+    return head[:2] in (b"\xff\xfe", b"\xfe\xff")
 
 
 def unreadable_compression(head: bytes) -> str | None:
@@ -294,6 +299,27 @@ class _Unpack(_Decompressing):
             return b""
 
 
+class _Utf16(_Decompressing):
+    """UTF-16 text re-encoded as UTF-8 as it is read: line feeds stay one per line, so line numbers hold."""
+
+    def __init__(self, raw: io.RawIOBase | io.BytesIO) -> None:
+        super().__init__(raw)
+        import codecs
+
+        self._decoder = codecs.getincrementaldecoder("utf-16")("replace")  # the BOM says the order
+        self._pending = b""
+
+    def _next(self, size: int) -> bytes:
+        if not self._pending:
+            data = self._raw.read(_GZIP_IN)
+            self._pending = self._decoder.decode(data or b"", not data).encode("utf-8", "surrogateescape")
+            if not data and not self._pending:
+                self._finish(None)
+                return b""
+        out, self._pending = self._pending[:size], self._pending[size:]
+        return out
+
+
 class _ZstdFeed:
     """zstandard's decompressor behind the interface of lzma's and bz2's (`decompress(data, max_length)`)."""
 
@@ -392,7 +418,7 @@ def raw_stream(path: Path | None, data: Data | None) -> io.RawIOBase | io.BytesI
 
 
 def open_bytes(path: Path | None, data: Data | None) -> Readable:
-    """The decompressed bytes of a file (or of data piped in), as a stream."""
+    """The decompressed bytes of a file (or of data piped in), as a stream; UTF-16 as UTF-8."""
     raw = raw_stream(path, data)
     try:
         head = raw.read(MAGIC_BYTES) or b""
@@ -401,6 +427,8 @@ def open_bytes(path: Path | None, data: Data | None) -> Readable:
         raw.close()
         raise
     fmt = compression(head)
+    if is_utf16(head):
+        return _Utf16(raw)
     if fmt == "gzip":
         return _Gunzip(raw)
     if fmt is None or unreadable_compression(head):
@@ -423,7 +451,7 @@ def read_head(path: Path | None, data: Data | None, size: int) -> Head:
         got = 0
         while got < size and (n := stream.readinto(view[got:]) or 0):
             got += n
-        return Head(bytes(buf[:got]), getattr(stream, "problem", None), isinstance(stream, _Gunzip | _Unpack))
+        return Head(bytes(buf[:got]), getattr(stream, "problem", None), isinstance(stream, _Decompressing))
 
 
 # ---- chunks ----
