@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import lzma
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from rankautopsy.live import Watcher, WatchOptions
 from rankautopsy.live.watcher import verdict_key
@@ -82,6 +86,22 @@ def test_only_new_bytes_are_read(tmp_path: Path) -> None:
     assert followed.offset - start == len("2026-11-29 07:01:00,000 [rank 0] step 5000\n")
     assert len(followed.context) <= 2000
     assert watcher.result is not None and [r.last_step for r in watcher.result.ranks] == [5000]
+
+
+@pytest.mark.parametrize(("name", "pack"), [("rank_1.log", lambda b: b"\xff\xfe" + b.decode().encode("utf-16-le")),
+                                           ("rank_1.log.xz", lzma.compress)])  # fmt: skip
+def test_a_file_read_through_a_decoder_is_read_whole_once_it_settles(
+    tmp_path: Path, name: str, pack: Callable[[bytes], bytes]
+) -> None:
+    (tmp_path / name).write_bytes(pack(RAISE.encode()))
+    watcher = _watcher([tmp_path])
+    watcher.poll(0.0)
+    watcher.poll(3.0)
+    assert watcher.result is not None and watcher.result.verdict.first_death is not None
+    assert (watcher.result.verdict.first_death.rank, watcher.result.verdict.first_death.cause) == (
+        1, Cause.PYTHON_EXCEPTION,
+    )  # fmt: skip
+    assert [i.lines for i in watcher.result.inputs] == [len(RAISE.splitlines())]
 
 
 def _watch(args: list[str], cwd: Path) -> subprocess.Popen[str]:

@@ -41,7 +41,7 @@ class Followed:
         self.pending = b""  # an unterminated last line, waiting for its end
         self.resume = 0  # the first line the next window must start at (absolute, 1-based)
         self.reads: list[tuple[int, str]] = []  # (lines consumed after a read, when it was read: ISO, UTC)
-        self.whole = source.path is not None and source.path.suffix == ".gz"  # readable only whole
+        self.whole = source.path is not None and (source.compressed or source.path.suffix == ".gz")  # only whole
 
     def changed(self) -> bool:
         """Whether the file was truncated or replaced (rotated) since the last read."""
@@ -121,17 +121,19 @@ class Followed:
             return event
         return replace(event, facts={**event.facts, "seen_by": self.reads[k][1]})
 
-    def feed_whole(self, options: Options, rules: list[CompiledRule], engine: Engine, year: int) -> None:
-        """A compressed file, read whole once it stopped changing (and again if it changes)."""
+    def feed_whole(self, options: Options, rules: list[CompiledRule], engine: Engine, year: int) -> bool:
+        """A compressed file, read whole once it stopped changing (and again if it changes); whether it
+        was read."""
         assert self.source.path is not None
         ident = _identity(self.source.path)
         if ident is None or (ident == self.identity and self.lines):
-            return
+            return False
         self.identity = ident
         source = replace(self.source, size=ident[2])
         scanned = _scan_job(_job(source, options, year), rules, engine)
         self.events, self.signs, self.notes = scanned.events, _lines(scanned.stream), scanned.notes
         self.lines = max(1, scanned.stream.lines_read)
+        return True
 
     def _remember(self, data: bytes) -> None:
         for line in data.splitlines(keepends=True)[-CONTEXT_LINES:]:

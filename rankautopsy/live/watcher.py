@@ -154,10 +154,7 @@ class Watcher:
             self.sizes[stream.source.display] = size
             self.grown[stream.source.display] = now
             return False
-        before = stream.identity
-        if quiet:
-            stream.feed_whole(self.options.diagnose, self.rules, self.engine, year)
-        return stream.identity != before
+        return quiet and stream.feed_whole(self.options.diagnose, self.rules, self.engine, year)
 
     def _collected(self) -> Collected:
         followed = [*self.streams.values(), *([self.stdin] if self.stdin is not None else [])]
