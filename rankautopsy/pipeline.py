@@ -229,8 +229,8 @@ def _scan_all(
     engine = make_engine(rules, options.engine, _scanned_bytes(jobs))
     engine.taught = taught
     engine.prepare({job.source.kind for job in jobs})
-    local = [job for job in jobs if job.source.path is None]  # piped in: already in this process
-    files = [job for job in jobs if job.source.path is not None]
+    local = [job for job in jobs if job.source.live]  # piped in: already in this process
+    files = [job for job in jobs if not job.source.live]  # on disk (an archive's members spooled there)
     workers = worker_count([job.source.size for job in files], options.jobs)
     work = functools.partial(_scan_job, rules=rules, engine=engine, spare=spare_core(workers))
     if options.planned is not None:

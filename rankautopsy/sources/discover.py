@@ -9,12 +9,13 @@ import stat
 import sys
 from collections.abc import Sequence
 from dataclasses import field, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from rankautopsy import recache
 from rankautopsy.errors import InputError
 from rankautopsy.model import SkippedInput, StreamKind
 from rankautopsy.records import record
+from rankautopsy.sources.archive import archive_format, members
 from rankautopsy.sources.clocks import year_hint_from_text
 from rankautopsy.sources.ranks import PathRank, rank_from_path
 from rankautopsy.sources.read import (
@@ -23,6 +24,7 @@ from rankautopsy.sources.read import (
     SNIFF,
     ChunkReader,
     Data,
+    Head,
     Spool,
     is_compressed,
     is_utf16,
@@ -125,7 +127,7 @@ def _collect(arg: str, kind: StreamKind | None, out: list[Source], walk: _Walk, 
         except OSError as exc:
             raise InputError(f"cannot read standard input: {_reason(exc)}", path=arg) from None
         size = data.size if isinstance(data, Spool) else len(data)
-        _add(_source("<stdin>", None, data, size, kind, PathRank()), out, skipped)
+        _add_all(_opened("<stdin>", None, data, size, kind, PathRank(), live=True), out, skipped)
         return
     root = Path(arg)
     try:
@@ -134,10 +136,10 @@ def _collect(arg: str, kind: StreamKind | None, out: list[Source], walk: _Walk, 
         reason = _reason(exc) if isinstance(exc, OSError) else "not a valid path"
         raise InputError("no such file or directory" if _missing(exc) else reason, path=arg) from None
     if stat.S_ISREG(mode):
-        _add_file(root, arg, kind, out, skipped)
+        _add_file(root, arg, kind, out, skipped, named=True)
         return
     if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode):  # given by name: `<(ssh node dmesg -T)`, a named pipe
-        _add(_piped(root, arg, kind), out, skipped)
+        _add_all(_piped(root, arg, kind), out, skipped)
         return
     if not stat.S_ISDIR(mode):
         raise InputError("not a regular file or directory", path=arg)
@@ -147,18 +149,19 @@ def _collect(arg: str, kind: StreamKind | None, out: list[Source], walk: _Walk, 
         _add_file(path, str(Path(arg) / path.relative_to(root)), kind, out, skipped, kubeflow=kubeflow)
 
 
-def _piped(path: Path, display: str, kind: StreamKind | None) -> Source | SkippedInput:
+def _piped(path: Path, display: str, kind: StreamKind | None) -> list[Source | SkippedInput]:
     """A pipe can be read only once: its head is sniffed (a device such as /dev/zero is refused before
     the rest is read), then it is spooled like standard input."""
     try:
         with path.open("rb") as stream:
             head = stream.read(HEAD)
-            if looks_binary(head[:SNIFF]) and not is_compressed(head) and not is_utf16(head):
-                return SkippedInput(clean_name(display), "binary: not a text log")
+            known = is_compressed(head) or is_utf16(head) or archive_format(head)
+            if looks_binary(head[:SNIFF]) and not known:
+                return [SkippedInput(clean_name(display), "binary: not a text log")]
             data = spool(stream, MAX_INPUT, head)
     except OSError as exc:
         raise InputError(f"cannot read: {_reason(exc)}", path=display) from None
-    return _source(clean_name(display), None, data, data.size, kind, rank_from_path(path))
+    return _opened(clean_name(display), None, data, data.size, kind, rank_from_path(path), live=True)
 
 
 def _missing(exc: Exception) -> bool:
@@ -235,6 +238,7 @@ def _add_file(
     skipped: list[SkippedInput],
     *,
     kubeflow: bool = False,
+    named: bool = False,
 ) -> None:
     display = clean_name(display)
     try:
@@ -245,18 +249,67 @@ def _add_file(
         if st.st_size > MAX_INPUT:
             _skip(skipped, display, "larger than 8 GiB")
             return
-        source = _source(display, path, None, st.st_size, kind, rank_from_path(path, kubeflow=kubeflow))
+        where = rank_from_path(path, kubeflow=kubeflow)
+        found = _opened(display, path, None, st.st_size, kind, where, named=named)
     except OSError as exc:
         _skip(skipped, display, f"unreadable: {_reason(exc)}")
         return
-    _add(source, out, skipped)
+    _add_all(found, out, skipped)
+
+
+def _opened(
+    display: str,
+    path: Path | None,
+    data: Data | None,
+    size: int,
+    kind: StreamKind | None,
+    where: PathRank,
+    *,
+    named: bool = True,
+    live: bool = False,
+) -> list[Source | SkippedInput]:
+    """An input, or the members of an archive given by name (one found in a folder is named, not read:
+    a model checkpoint is a zip)."""
+    head = read_head(path, data, HEAD)
+    fmt = archive_format(head.data)
+    if fmt is None:
+        return [_source(display, path, data, size, kind, where, head, live=live)]
+    if not named:
+        return [SkippedInput(display, f"a {fmt} archive: name it to read the logs in it")]
+    return _members(display, path, data, fmt, kind)
+
+
+def _members(
+    display: str, path: Path | None, data: Data | None, fmt: str, kind: StreamKind | None
+) -> list[Source | SkippedInput]:
+    listed = list(members(path, data, fmt))
+    kubeflow = any(re.search(r"master[-_]?0", m.name, re.IGNORECASE) for m in listed)
+    found: list[Source | SkippedInput] = []
+    for member in listed:
+        shown = clean_name(f"{display}/{member.name}") if member.name else display
+        if member.data is None:
+            found.append(SkippedInput(shown, clean_name(member.reason or "not read")))
+        elif member.name.lower().endswith(_DOCUMENTS):
+            found.append(SkippedInput(shown, "a document, not a log"))
+        else:
+            where = rank_from_path(PurePosixPath(member.name), kubeflow=kubeflow)
+            found.append(_source(shown, None, member.data, member.data.size, kind, where))
+    return found
 
 
 def _source(
-    display: str, path: Path | None, data: Data | None, size: int, kind: StreamKind | None, where: PathRank
+    display: str,
+    path: Path | None,
+    data: Data | None,
+    size: int,
+    kind: StreamKind | None,
+    where: PathRank,
+    head: Head | None = None,
+    *,
+    live: bool = False,
 ) -> Source | SkippedInput:
     """Classify an input from its head, or say why it is skipped."""
-    head = read_head(path, data, HEAD)
+    head = head or read_head(path, data, HEAD)
     if not head.compressed and (why := unreadable_compression(head.data[:MAGIC_BYTES])):
         return SkippedInput(display, why)
     if not head.compressed and looks_binary(head.data[:SNIFF]):
@@ -267,7 +320,6 @@ def _source(
     if looks_binary(text[:SNIFF].encode("utf-8", "replace")):
         return SkippedInput(display, "binary: not a text log")
     kind = kind or classify(display, text, where)
-    live = data is not None
     return Source(display, kind, path, data, where, live, head.problem, _year(text), size, compressed=head.compressed)
 
 
@@ -288,6 +340,11 @@ def _year(text: str) -> int | None:
 
 def _first_year(lines: list[str]) -> int | None:
     return next((year for line in lines if (year := year_hint_from_text(line)) is not None), None)
+
+
+def _add_all(found: list[Source | SkippedInput], out: list[Source], skipped: list[SkippedInput]) -> None:
+    for one in found:
+        _add(one, out, skipped)
 
 
 def _add(found: Source | SkippedInput, out: list[Source], skipped: list[SkippedInput]) -> None:

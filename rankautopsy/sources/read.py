@@ -355,16 +355,34 @@ class Spool:
 
     file: IO[bytes] = field(compare=False, repr=False)
     size: int
+    start: int = 0  # where in the file its bytes begin (an archive's members share one file)
 
     def stream(self) -> io.RawIOBase:
-        return _Pread(self.file.fileno(), self.size)
+        return _Pread(self.file.fileno(), self.size, self.start)
+
+    def __reduce__(self) -> tuple[Callable[[int, int, int], Spool], tuple[int, int, int]]:
+        return _respool, (self.file.fileno(), self.size, self.start)  # back from a forked worker
+
+
+_SPOOLED: dict[int, IO[bytes]] = {}  # this process's spool files by descriptor (a fork shares them)
+
+
+def _respool(fd: int, size: int, start: int) -> Spool:
+    return Spool(_SPOOLED[fd], size, start)
+
+
+def spool_file() -> IO[bytes]:
+    """An unnamed temporary file that Spools may hold (gone with the process however it ends)."""
+    import tempfile
+
+    out = tempfile.TemporaryFile()  # noqa: SIM115 (open for the process's life: its sources read it)
+    _SPOOLED[out.fileno()] = out
+    return out
 
 
 def spool(stream: BinaryIO, limit: int, head: bytes = b"") -> Spool:
     """`head` (already read) and the rest of `stream` (a buffered reader), at most `limit` bytes."""
-    import tempfile
-
-    out = tempfile.TemporaryFile()  # noqa: SIM115 (open for the process's life: its sources read it)
+    out = spool_file()
     size = len(head)
     out.write(head)
     while size < limit:
@@ -382,8 +400,8 @@ class _Pread(io.RawIOBase):
     """A Spool read at its own offset (os.pread): readers in this process and forked workers share
     the file descriptor, never its position."""
 
-    def __init__(self, fd: int, size: int) -> None:
-        self._fd, self._size, self._pos = fd, size, 0
+    def __init__(self, fd: int, size: int, start: int = 0) -> None:
+        self._fd, self._size, self._pos, self._start = fd, size, 0, start
 
     def readable(self) -> bool:
         return True
@@ -393,7 +411,7 @@ class _Pread(io.RawIOBase):
 
     def readinto(self, buffer: Any) -> int:
         view = memoryview(buffer).cast("B")
-        data = os.pread(self._fd, min(len(view), max(0, self._size - self._pos)), self._pos)
+        data = os.pread(self._fd, min(len(view), max(0, self._size - self._pos)), self._start + self._pos)
         view[: len(data)] = data
         self._pos += len(data)
         return len(data)
