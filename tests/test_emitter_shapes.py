@@ -221,6 +221,27 @@ def test_horovod_stall_inspector_names_the_missing_rank(tmp_path: Path) -> None:
     assert d.verdict.first_death is not None and d.verdict.first_death.rank == 2
 
 
+FR_TRACE = (  # torchfrtrace's report (torch/distributed/flight_recorder, PyTorch >= 2.7 wording)
+    "Not all ranks joining collective, sequence number: 31117\n"
+    "internal record id: 31116\n"
+    "group info: 0:default_pg\n"
+    "collective: nccl:all_reduce\n"
+    "missing ranks: {MISSING}\n"
+    "input sizes: [[1571911]]\n"
+    "output sizes: [[1571911]]\n"
+    "world size: 8\n"
+    "expected ranks: {0, 1, 2, 3, 4, 5, 6, 7}\n"
+    "collective state: scheduled\n"
+)
+
+
+def test_the_flight_recorder_analysis_names_the_one_rank_missing_from_a_collective(tmp_path: Path) -> None:
+    one = run(tmp_path / "one", {"fr_trace.txt": FR_TRACE.replace("MISSING", "5")})
+    assert one.verdict.outcome is Outcome.HANG and first(one) == (5, Cause.HANG)
+    several = run(tmp_path / "several", {"fr_trace.txt": FR_TRACE.replace("MISSING", "3, 4, 5, 6, 7")})
+    assert several.verdict.outcome is Outcome.UNDETERMINED and several.verdict.first_death is None
+
+
 def test_lightning_child_exit_joins_the_kernel_oom_kill(tmp_path: Path) -> None:
     console = (
         "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/4\n"
