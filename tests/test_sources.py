@@ -91,6 +91,9 @@ def test_rays_relay_prefix_names_the_emitting_pid_and_its_daemons_are_stripped()
     assert strip_prefixes("(pid=812, ip=10.0.0.7) step 3") == ("step 3", Prefix(host="10.0.0.7", pid=812, ray=True))
     assert strip_prefixes("(raylet, ip=10.0.0.7) A worker died") == ("A worker died", Prefix(host="10.0.0.7", ray=True))
     assert strip_prefixes("(not a prefix) text") == ("(not a prefix) text", Prefix())
+    skypilot = "(worker1, rank=1, pid=22249, ip=10.31.0.9)   rank      : 5 (local_rank: 1)"  # its node's rank
+    relayed = Prefix(host="10.31.0.9", pid=22249, ray=True)
+    assert strip_prefixes(skypilot) == ("  rank      : 5 (local_rank: 1)", relayed)
     assert without_ray_repeats("step 3/10 loss 0.6717 [repeated 8x across cluster]") == "step 3/10 loss 0.6717"
     assert without_ray_repeats("worker up [repeated 2x across cluster] (Ray deduplicates logs by default. Set") == (
         "worker up"
@@ -98,7 +101,7 @@ def test_rays_relay_prefix_names_the_emitting_pid_and_its_daemons_are_stripped()
 
 
 @given(
-    st.sampled_from(["RayTrainWorker ", "TrainController ", "_WrappedExecutable ", ""]),
+    st.sampled_from(["RayTrainWorker ", "TrainController ", "_WrappedExecutable ", "worker1, rank=1, ", ""]),
     st.integers(1, 4_194_304),
     st.sampled_from(["", ", ip=10.0.114.132", ", ip=fe80::1"]),
     st.sampled_from(["Traceback (most recent call last):", "step 3", "[rank1]: x", "(nested pid=1) y"]),

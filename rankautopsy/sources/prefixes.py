@@ -27,9 +27,10 @@ _MPI = recache.compile(
 # Ray's driver relays each worker's output under its actor or task name and pid, with the node's address
 # when it is another node (`(RayTrainWorker pid=12404) `, `(pid=12404, ip=10.0.0.7) `), and its own
 # daemons' lines as `(raylet) `, `(raylet, ip=10.0.0.7) `, `(autoscaler +1m2s) ` (ray/_private/worker.py
-# print_worker_logs). Its log deduplication appends ` [repeated 2x across cluster]`.
+# print_worker_logs). Its log deduplication appends ` [repeated 2x across cluster]`. A task's name may hold
+# commas and `=`: SkyPilot names each node's task `worker1, rank=1,` (its node rank, not a worker's).
 _RAY = recache.compile(
-    r"\((?:[A-Za-z_][\w.<>-]{0,80}(?: [A-Za-z_][\w.<>-]{0,80})? )?pid=(?P<pid>\d{1,9})"
+    r"\((?:[A-Za-z_][^()\n]{0,160}? )?pid=(?P<pid>\d{1,9})"
     r"(?:, ip=(?P<host>[0-9A-Fa-f.:]{1,45}))?\) ?"
 )
 _RAY_DAEMON = recache.compile(
