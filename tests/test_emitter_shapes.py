@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC
 from pathlib import Path
 
-from rankautopsy.model import Cause, Diagnosis, Outcome
+from rankautopsy.model import Cause, Diagnosis, Fate, Outcome
 from rankautopsy.pipeline import Options, diagnose
 from rankautopsy.sources.ranks import content_rank, content_rank_shapes, default_pg_rank
 
@@ -240,6 +240,29 @@ def test_the_flight_recorder_analysis_names_the_one_rank_missing_from_a_collecti
     assert one.verdict.outcome is Outcome.HANG and first(one) == (5, Cause.HANG)
     several = run(tmp_path / "several", {"fr_trace.txt": FR_TRACE.replace("MISSING", "3, 4, 5, 6, 7")})
     assert several.verdict.outcome is Outcome.UNDETERMINED and several.verdict.first_death is None
+
+
+RAY_TERMINATE = (  # Ray's std::terminate handler (src/ray/util/logging.cc) in a verl worker
+    "(WorkerDict pid=3490362) [2025-11-18 20:32:23,675 E 3490362 3490490] logging.cc:118: Unhandled exception: "
+    "N3c1016DistBackendErrorE. what(): [PG ID 0 PG GUID 0(default_pg) Rank 1] Process group watchdog thread "
+    "terminated with exception: [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2635, "
+    "OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800024 milliseconds before timing out.\n"
+    "(WorkerDict pid=3490362) [2025-11-18 20:32:23,675 E 3490362 3490490] logging.cc:125: Stack trace: \n"
+    "(WorkerDict pid=3490362)  /env/lib/python3.12/site-packages/ray/_raylet.so(+0x152da9a) [0x7c3c5f72da9a] "
+    "ray::operator<<()\n"
+    "(WorkerDict pid=3490362) /env/lib/python3.12/site-packages/ray/_raylet.so(+0x15309a2) [0x7c3c5f7309a2] "
+    "ray::TerminateHandler()\n"
+)
+
+
+def test_rays_terminate_handler_is_an_abort_and_a_watchdogs_is_its_ranks_wait(tmp_path: Path) -> None:
+    waited = run(tmp_path / "waited", {"driver.log": RAY_TERMINATE})
+    assert waited.verdict.first_death is None and waited.verdict.unattributed == ()
+    assert [(r.rank, r.fate) for r in waited.ranks] == [(1, Fate.COLLATERAL)]
+    frames = RAY_TERMINATE.split("\n", 2)[2]  # an excerpt that starts at the stack: the abort, no rank
+    cut = run(tmp_path / "cut", {"driver.log": frames})
+    assert cut.verdict.outcome is Outcome.UNDETERMINED
+    assert [u.cause for u in cut.verdict.unattributed] == [Cause.ABORT]
 
 
 def test_lightning_child_exit_joins_the_kernel_oom_kill(tmp_path: Path) -> None:

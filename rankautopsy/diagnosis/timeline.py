@@ -226,6 +226,11 @@ def _pid_map(events: Iterable[Event], local: LocalRanks) -> dict[int, int]:
     for e in events:  # a rank's own line about a process of its own that died (a DataLoader worker)
         if e.pid is not None and e.rank is not None and e.role is Role.CAUSE and not e.effects:
             pids.setdefault(e.pid, e.rank)
+    for e in events:  # a relayed line (Ray's `pid=N`) whose process group names its emitter (`[PG ID 0 ... Rank 1]`)
+        if e.rank is None or e.rank_from != "content" or e.facts.get("pg_rank") != str(e.rank):
+            continue
+        if (emitter := _int(e.facts.get("emitter_pid"))) is not None:
+            pids.setdefault(emitter, e.rank)
     return pids
 
 
