@@ -178,6 +178,46 @@ def test_a_traceback_python_ignored_is_no_death(tmp_path: Path) -> None:
     assert first(run(tmp_path / "raised", files)) == (0, Cause.PYTHON_EXCEPTION)
 
 
+def test_a_threads_traceback_is_no_death_of_its_process(tmp_path: Path) -> None:
+    """threading.excepthook prints `Exception in thread NAME:` and the traceback; the process goes on."""
+    thread = (
+        "Exception in thread Thread-3 (_pin_memory_loop):\n"
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3.10/threading.py", line 1016, in _bootstrap_inner\n'
+        "    self.run()\n"
+        "RuntimeError: Pin memory thread exited unexpectedly\n"
+    )
+    files = {f"rank_{r}.log": steps(r, 5) for r in range(2)}
+    files["rank_1.log"] += thread
+    d = run(tmp_path, files)
+    assert d.verdict.first_death is None
+    assert [(e.rank, e.role.value, e.facts.get("in_thread")) for e in d.events if e.rule == "python.traceback"] == [
+        (1, "context", "1")
+    ]
+
+
+HOROVOD_TEARDOWN = (  # horovodrun (gloo) ending the job: its safe_shell_exec thread SIGTERMs each middleman
+    "Exception in thread Thread-19:\n"
+    "Traceback (most recent call last):\n"
+    '  File "/usr/lib/python3.6/threading.py", line 864, in run\n'
+    "    self._target(*self._args, **self._kwargs)\n"
+    '  File "/usr/local/lib/python3.6/dist-packages/horovod/run/common/util/safe_shell_exec.py", line 152, in '
+    "kill_middleman_if_master_thread_terminate\n"
+    "    os.kill(middleman_pid, signal.SIGTERM)\n"
+    "ProcessLookupError: [Errno 3] No such process\n"
+    "Thu Aug 29 16:41:23 2019[2]<stderr>:Terminated\n"
+    "Process 2 exit with status code 143.\n"
+)
+
+
+def test_a_sigterm_exit_after_horovodrun_began_its_teardown_is_no_first_death(tmp_path: Path) -> None:
+    d = run(tmp_path, {"horovodrun.log": HOROVOD_TEARDOWN})
+    assert d.verdict.outcome is Outcome.UNDETERMINED and d.verdict.first_death is None
+    assert [(r.rank, r.fate) for r in d.ranks] == [(2, Fate.TORN_DOWN)]
+    alone = run(tmp_path / "alone", {"horovodrun.log": HOROVOD_TEARDOWN.split("Thu Aug")[1].split("\n", 1)[1]})
+    assert first(alone) == (2, Cause.KILLED)  # without the teardown's line, the SIGTERM is its death
+
+
 RAY_RELAY = (
     "2026-11-29 07:00:09,494\tERROR tune.py:1037 -- Trials did not complete: [TorchTrainer_294c7_00000]\n"
     "ray.exceptions.RayTaskError({inner}): ray::_Inner.train() (pid=1118696, ip=192.168.100.1, "

@@ -87,9 +87,10 @@ _SPAWN_HEADER = recache.compile(r"^-- Process (?P<rank>\d+) terminated with the 
 _RELAY_HEADER = recache.compile(
     _SPAWN_HEADER.pattern + r"|^\[Rank (?P<ray>\d+) Error Snippet\]:|^-+Begin global rank (?P<composer>\d+) STDERR-+$"
 )
-# sys.unraisablehook's header (`Exception ignored in: <function X.__del__ ...>`, `... in atexit callback`):
-# Python printed the exception and went on, so the traceback under it killed nothing.
-_UNRAISABLE = recache.compile(r"^Exception ignored\b")
+# sys.unraisablehook's header (`Exception ignored in: <function X.__del__ ...>`, `... in atexit callback`),
+# or threading.excepthook's (`Exception in thread Thread-3 (_pin_memory_loop):`): Python printed the
+# exception and the process went on, so the traceback under it killed nothing.
+_WENT_ON = recache.compile(r"^Exception (?:(?P<ignored>ignored)|in thread)\b")
 
 
 def assemble_traceback(stream: Stream, start: int, memo: dict[int, int | None] | None = None) -> Assembled:
@@ -104,9 +105,9 @@ def assemble_traceback(stream: Stream, start: int, memo: dict[int, int | None] |
     if (
         start > 0
         and channel(stream, start - 1) == channel(stream, start)
-        and _UNRAISABLE.match(stream.texts[start - 1])
+        and (m := _WENT_ON.match(stream.texts[start - 1]))
     ):
-        result.facts["ignored"] = "1"
+        result.facts["ignored" if m["ignored"] else "in_thread"] = "1"
     memo = {} if memo is None else memo
     if _IPYTHON_HEADER.match(stream.texts[start]):
         at = _ipython_exception_line(stream, start)
@@ -466,7 +467,7 @@ def _event(
         if by is not None:  # the classifying line's facts and effects are the event's too
             facts = {**_checked(by.facts), **facts, "classified_by": by.rule.rule.id}
             effects = effects | by.rule.rule.effects
-        if "ignored" in assembled.facts:
+        if "ignored" in assembled.facts or "in_thread" in assembled.facts:
             cause, role, effects = Cause.CONTEXT, Role.CONTEXT, rule.effects
         if "table_traceback" in facts:
             _recorded_exception(facts, stream.kind, rules, budget)

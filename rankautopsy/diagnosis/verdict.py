@@ -413,12 +413,32 @@ def _bystanders(tl: Timeline) -> tuple[dict[int, str], dict[int, str], set[int]]
             collateral[r.rank] = _symptom_summary(tl.events[first_symptom])
         elif r.torn_down is not None:
             torn_down[r.rank] = _teardown_summary(tl.events[r.torn_down])
+        elif first_cause is None and (ended := _termed_after_job_end(tl, r)) is not None:
+            torn_down[r.rank] = f"stopped by SIGTERM after the launcher began ending the job ({_at(ended)})"
         elif (r.exit is not None and r.exit.code == 0) or (
             r.exit is None and r.completed is not None and first_cause is None
         ):
             clean.add(r.rank)
     _infer_teardown(tl, collateral, torn_down, clean)
     return collateral, torn_down, clean
+
+
+def _termed_after_job_end(tl: Timeline, r: RankState) -> Event | None:
+    """The line of the launcher's that began ending the job, where this rank's only end is a SIGTERM
+    reported after it in the same stream: the launcher's teardown (horovodrun stops every rank's
+    middleman with SIGTERM and names no pid)."""
+    if r.exit is None or signal_code(r.exit.code) != -15:
+        return None
+    reported = tl.events[r.exit.event].where
+    return next(
+        (e for e in tl.events if Effect.JOB_END in e.effects and e.where.source == reported.source
+         and e.where.line < reported.line),
+        None,
+    )  # fmt: skip
+
+
+def _at(e: Event) -> str:
+    return f"{e.where.source}:{e.where.line}"
 
 
 def _died_before(r: RankState, symptom: Event) -> bool:

@@ -87,7 +87,8 @@ _FRAME = (" ", "\t", "│", "╰", "╭")
 _NOT_A_FRAME = ("Traceback", "During handling", "The above exception", "Exception Group", "[Previous line", ", line ")
 REPEAT_BLOCK = 64  # frames read for a traceback's repeat key, at most
 TRACEBACK_KEYS = 10_000  # distinct tracebacks watched for repeats per stream; later new ones are read as any
-_GOES_ON = ("Exception ignored", "During handling", "The above exception")  # over a header: more than it
+# over a header: more than it
+_GOES_ON = ("Exception ignored", "Exception in thread", "During handling", "The above exception")
 WALK_BYTES = 64 * 1024  # how far to look for a timestamped neighbour
 WALK_LINES = 256  # timestamp-looking lines read in one walk, at most
 REPEATS = 3  # a line with the same rule, channel and facts is kept this often, then counted
