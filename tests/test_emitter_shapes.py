@@ -218,6 +218,23 @@ def test_a_sigterm_exit_after_horovodrun_began_its_teardown_is_no_first_death(tm
     assert first(alone) == (2, Cause.KILLED)  # without the teardown's line, the SIGTERM is its death
 
 
+AGENT_ON_ONE_OF_TWO_NODES = (  # torchrun's agent (old logging), one node's console of a two-node job
+    "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 426 closing signal SIGTERM\n"
+    "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 427 closing signal SIGTERM\n"
+    "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 3 (pid: 429) of binary: "
+    "/usr/bin/python\n"
+    "ERROR:torch.distributed.elastic.agent.server.api:Error waiting on exit barrier. Elapsed: 307.28 seconds\n"
+)
+
+
+def test_a_local_rank_is_no_global_rank_where_the_job_has_other_nodes(tmp_path: Path) -> None:
+    d = run(tmp_path, {"node.log": AGENT_ON_ONE_OF_TWO_NODES})
+    assert d.verdict.outcome is Outcome.UNDETERMINED and d.verdict.first_death is None
+    assert any(n.startswith("local rank 3 failed (exit code 1") for n in d.verdict.notes)
+    one_node = run(tmp_path / "one", {"node.log": AGENT_ON_ONE_OF_TWO_NODES.rsplit("ERROR:", 1)[0]})
+    assert first(one_node) == (3, Cause.SILENT_EXIT)  # one node seen, nothing says more: local is global
+
+
 RAY_RELAY = (
     "2026-11-29 07:00:09,494\tERROR tune.py:1037 -- Trials did not complete: [TorchTrainer_294c7_00000]\n"
     "ray.exceptions.RayTaskError({inner}): ray::_Inner.train() (pid=1118696, ip=192.168.100.1, "

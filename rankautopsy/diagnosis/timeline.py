@@ -150,6 +150,7 @@ class LocalRanks:
         self.by_source: dict[tuple[str, int], int] = {}
         self.by_host: dict[tuple[str, int], int] = {}
         self.anywhere: dict[int, set[int]] = {}
+        self.nodes_elsewhere = False  # a line says the job has other nodes: an unmapped local rank is unknown
 
     @classmethod
     def learn(cls, streams: Sequence[Stream], events: Iterable[Event]) -> LocalRanks:
@@ -165,6 +166,7 @@ class LocalRanks:
                 if host := short_host(e.facts.get("host")):
                     known.by_host.setdefault((host, local), rank)
                 known.anywhere.setdefault(local, set()).add(rank)
+        known.nodes_elsewhere = any(e.facts.get("other_nodes") == "1" for e in events)
         return known
 
     def knows(self, source: str, local: int, host: str | None = None) -> bool:
@@ -172,13 +174,16 @@ class LocalRanks:
         by_host = host is not None and (host, local) in self.by_host
         return (source, local) in self.by_source or by_host or len(self.anywhere.get(local, ())) == 1
 
-    def resolve(self, source: str, local: int, host: str | None = None) -> int:
+    def resolve(self, source: str, local: int, host: str | None = None) -> int | None:
+        """The global rank, or None where other nodes exist and nothing maps this local rank."""
         if (source, local) in self.by_source:
             return self.by_source[(source, local)]
         if host is not None and (host, local) in self.by_host:
             return self.by_host[(host, local)]
         ranks = self.anywhere.get(local, set())
-        return next(iter(ranks)) if len(ranks) == 1 else local
+        if len(ranks) == 1:
+            return next(iter(ranks))
+        return None if self.nodes_elsewhere else local
 
 
 def _kernel_hosts(per_stream: Sequence[list[Event]]) -> list[str | None]:
@@ -203,6 +208,8 @@ def _resolve_local(event: Event, local: LocalRanks, hosts: int) -> Event:
         return event
     number, host = int(event.facts["emitter_local_rank"]), short_host(event.host)
     rank = local.resolve(event.where.source, number, host)
+    if rank is None:
+        return event
     known = local.knows(event.where.source, number, host) or hosts <= 1
     return dataclasses.replace(event, rank=rank, rank_from="local_rank" if known else "local_rank_assumed")
 
@@ -298,7 +305,8 @@ def subjects(event: Event, local: LocalRanks, pids: Mapping[int, int]) -> list[i
         return expand_ranks(facts["ranks"])
     if (local_rank := _int(facts.get("local_rank"))) is not None:
         host = short_host(facts.get("host") or event.host)
-        return [local.resolve(event.where.source, local_rank, host)]
+        rank = local.resolve(event.where.source, local_rank, host)
+        return [] if rank is None else [rank]
     if event.pid is not None and event.pid in pids:
         return [pids[event.pid]]
     return [event.rank] if event.rank is not None else []

@@ -187,6 +187,7 @@ def _settle_without_culprit(tl: Timeline, f: Findings) -> None:
             "the job failed (symptoms, abnormal exits or a launcher ending it), but no rank left a cause"
         )
     _what_to_fetch(tl, f)
+    _unmapped_on_other_nodes(tl, f)
 
 
 def _cut_off(tl: Timeline) -> list[Event]:
@@ -223,6 +224,23 @@ def _what_to_fetch(tl: Timeline, f: Findings) -> None:
     if f.collateral and not missing:
         f.fetch_next.append(
             "every node's log: the ranks here only waited for a peer, so the culprit's log is elsewhere"
+        )
+
+
+def _unmapped_on_other_nodes(tl: Timeline, f: Findings) -> None:
+    """Workers this node's agent saw fail by local rank only, where the job has other nodes."""
+    if not any(e.facts.get("other_nodes") == "1" for e in tl.events):
+        return
+    failed = [e for i in tl.loose_exits if "local_rank" in (e := tl.events[i]).facts and exit_code(e.facts)]
+    for e in failed:
+        f.notes.append(
+            f"local rank {e.facts['local_rank']} failed (exit code {exit_code(e.facts)}, {e.where.source}:"
+            f"{e.where.line}) on a node of a job with other nodes (its agent timed out waiting for theirs): "
+            "its global rank is not in these lines, nor whether another node failed first"
+        )
+    if failed:
+        f.fetch_next.append(
+            "the other nodes' logs, and each agent's failure table (`rank: N (local_rank: M)`) to map local ranks"
         )
 
 
