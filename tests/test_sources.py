@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from rankautopsy.errors import InputError
 from rankautopsy.model import StreamKind
+from rankautopsy.pipeline import Options, diagnose
 from rankautopsy.sources import prefixes
 from rankautopsy.sources.clocks import ClockContext
 from rankautopsy.sources.discover import Source, classify, discover
@@ -318,6 +319,28 @@ def test_sniff_profile_finds_pdsh_labels_and_line_numbers() -> None:
     profile = sniff_profile(numbered)
     assert profile.numbered
     assert strip_prefixes(numbered[1], profile=profile) == ("Traceback", Prefix(rank=1))
+
+
+def test_a_timestamp_on_every_line_is_a_layer_and_the_lines_time(tmp_path: Path) -> None:
+    """A collector (moreutils' `ts`, a log viewer) stamps every line, a traceback's frames too."""
+    lines = [f"2025-10-18 15:15:{s:02d} step {s}" for s in range(20)] + [
+        "2025-10-18 15:15:23 Traceback (most recent call last):",
+        '2025-10-18 15:15:23   File "train.py", line 9, in <module>',
+        "2025-10-18 15:15:23     main()",
+        "2025-10-18 15:15:23 ValueError: bad sample 7",
+    ]
+    profile = sniff_profile(lines)
+    assert profile.stamped
+    assert strip_prefixes(lines[21], profile=profile) == (
+        '  File "train.py", line 9, in <module>',
+        Prefix(stamp="2025-10-18 15:15:23"),
+    )
+    assert not sniff_profile(["step 1", "2025-10-18 15:15:23 a", "step 2", "step 3", "step 4"]).stamped
+    (tmp_path / "rank_3.log").write_text("\n".join(lines) + "\n")
+    found = diagnose(Options(paths=[str(tmp_path)], tz=UTC))
+    death = found.verdict.first_death
+    assert death is not None and (death.rank, death.cause.value) == (3, "python_exception")
+    assert death.evidence[0].text == "ValueError: bad sample 7" and death.time is not None
 
 
 def test_an_excerpt_pasted_indented_is_read_without_its_indent() -> None:

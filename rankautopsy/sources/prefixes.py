@@ -128,6 +128,7 @@ class Profile:
     indent: str = ""  # the indent every line of a pasted excerpt shares (a Markdown code block's)
     template: bool = False  # `[${rank}]:` on most lines
     hydra: bool = False  # `[3] ` (mpiexec -l) on most lines
+    stamped: bool = False  # a transport's timestamp on every line, a traceback's frames too (`ts`, a viewer)
     taught: tuple[Taught, ...] = ()  # patterns of rules with the `prefix` effect (a user's launcher)
 
 
@@ -167,7 +168,7 @@ def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str,
         pos = m.end()
     if "%|" in line[pos : pos + 8] and (m := _TQDM.match(line, pos)):
         pos = m.end()
-    if line[pos : pos + 1].isdigit() and (m := _CRI.match(line, pos)):
+    if (m := _stamp_at(line, pos, profile)) is not None:
         stamp, pos = m["stamp"], m.end()
     ray = False
     if line.startswith("(", pos) and (m := _RAY.match(line, pos) or _RAY_DAEMON.match(line, pos)):
@@ -197,6 +198,14 @@ def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str,
     if pos == 0:
         return line, NO_PREFIX
     return line[pos:], Prefix(rank, local_rank, task, host, pid, stamp, ray)
+
+
+def _stamp_at(line: str, pos: int, profile: Profile) -> re.Match[str] | None:
+    """A transport's timestamp at `pos`: Kubernetes' (CRI, kubectl --timestamps), or a collector's on a
+    stream stamped throughout."""
+    if line[pos : pos + 1].isdigit() and (m := _CRI.match(line, pos)):
+        return m
+    return _COLLECTOR_STAMP.match(line, pos) if profile.stamped else None
 
 
 def without_ray_repeats(text: str) -> str:
@@ -269,11 +278,29 @@ def sniff_profile(sample: list[str]) -> Profile:
     )
     if pdsh:
         lines = [line[m.end() :] if (m := _PDSH.match(line)) else line for line in lines]
+    stamped = _stamp_layer(lines)  # the layers below are judged as before: a `[12345] ` after a stamp is a pid
     template = _mostly(lines, _TEMPLATE, 0.6)
     hydra = not template and _mostly(lines, _HYDRA, 0.6)
     return Profile(
-        srun=_mostly(lines, _SRUN), pdsh=pdsh, numbered=numbered, indent=indent, template=template, hydra=hydra
+        srun=_mostly(lines, _SRUN),
+        pdsh=pdsh,
+        numbered=numbered,
+        indent=indent,
+        template=template,
+        hydra=hydra,
+        stamped=stamped,
     )
+
+
+def _stamp_layer(lines: list[str]) -> bool:
+    """Whether a date-and-time heads most lines. Then it is read as a layer, its time the line's: a
+    collector's (`ts`, a log viewer), which stamps a traceback's frames too and hides them otherwise,
+    or a logging format's own asctime, whose records read the same with it stripped. Not on a head of
+    a few lines, which a long line's clip can leave a scan with and not a whole read."""
+    return len(lines) >= _STAMPED_LINES and _mostly(lines, _COLLECTOR_STAMP)
+
+
+_STAMPED_LINES = 10
 
 
 ELIDED = " \t\r.\u2026"  # a line of these alone is blank, or where a paste's poster cut (`...`)
