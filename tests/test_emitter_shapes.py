@@ -235,6 +235,25 @@ def test_a_local_rank_is_no_global_rank_where_the_job_has_other_nodes(tmp_path: 
     assert first(one_node) == (3, Cause.SILENT_EXIT)  # one node seen, nothing says more: local is global
 
 
+def _py_spy(pid: int, frames: list[str]) -> str:
+    """`py-spy dump --pid PID` of one process: a header, then each thread's stack, innermost first."""
+    stack = "".join(f"    {frame}\n" for frame in frames)
+    header = f"Process {pid}: python train.py\nPython v3.10.12 (/usr/bin/python3.10)\n\n"
+    return f'{header}Thread {pid} (idle): "MainThread"\n{stack}'
+
+
+def test_py_spy_dumps_of_every_rank_name_the_one_not_in_the_collective(tmp_path: Path) -> None:
+    waiting = ["all_reduce (torch/distributed/distributed_c10d.py:2050)", "train_step (train.py:88)"]
+    loading = ["_read_sample (data.py:55)", "__next__ (torch/utils/data/dataloader.py:630)", "train_step (train.py:80)"]
+    files = {f"rank_{r}.pyspy.txt": _py_spy(4100 + r, loading if r == 2 else waiting) for r in range(4)}
+    d = run(tmp_path, files)
+    assert d.verdict.outcome is Outcome.HANG and first(d) == (2, Cause.HANG)
+    assert [r.rank for r in d.ranks if r.fate is Fate.COLLATERAL] == [0, 1, 3]
+    files["rank_2.pyspy.txt"] = _py_spy(4102, waiting)
+    every = run(tmp_path / "every", files)
+    assert every.verdict.outcome is Outcome.UNDETERMINED and every.verdict.first_death is None
+
+
 RAY_RELAY = (
     "2026-11-29 07:00:09,494\tERROR tune.py:1037 -- Trials did not complete: [TorchTrainer_294c7_00000]\n"
     "ray.exceptions.RayTaskError({inner}): ray::_Inner.train() (pid=1118696, ip=192.168.100.1, "

@@ -86,7 +86,7 @@ def build_timeline(streams: Sequence[Stream], per_stream: Sequence[list[Event]],
     tl.world = world_size(tl.events)
     for index, event in enumerate(tl.events):
         _apply(tl, index, event, local_to_rank)
-    tl.quiet = sorted({r for s in streams for r in s.head_ranks} - set(tl.ranks))
+    tl.quiet = sorted({r for s in streams for r in _ranks_shown(s)} - set(tl.ranks))
     tl.start = min((s.earliest for s in (e.time for e in tl.events) if s is not None), default=None)
     tl.end = max((s.latest for s in (e.time for e in tl.events) if s is not None), default=None)
     if tl.end is not None:
@@ -184,6 +184,13 @@ class LocalRanks:
         if len(ranks) == 1:
             return next(iter(ranks))
         return None if self.nodes_elsewhere else local
+
+
+def _ranks_shown(stream: Stream) -> set[int]:
+    """The ranks a stream shows lines of, even where none is an event: those its layers name in the
+    head, and the rank its file's name gives (a rank's own log, or a py-spy dump of it)."""
+    own = stream.source.where.rank
+    return set(stream.head_ranks) | ({own} if own is not None and stream.lines_read else set())
 
 
 def _kernel_hosts(per_stream: Sequence[list[Event]]) -> list[str | None]:
