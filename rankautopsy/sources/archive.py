@@ -32,7 +32,7 @@ _TAR_MAGIC = slice(257, 262)
 
 
 def archive_format(head: bytes) -> str | None:
-    """ "tar" or "zip" where a stream's (decompressed) head starts an archive of that format."""
+    """The archive a stream's (decompressed) head starts, `tar` or `zip`, or None."""
     if head[:4] in _ZIP:
         return "zip"
     return "tar" if head[_TAR_MAGIC] == b"ustar" else None

@@ -128,7 +128,7 @@ class Profile:
     indent: str = ""  # the indent every line of a pasted excerpt shares (a Markdown code block's)
     template: bool = False  # `[${rank}]:` on most lines
     hydra: bool = False  # `[3] ` (mpiexec -l) on most lines
-    stamped: bool = False  # a transport's timestamp on every line, a traceback's frames too (`ts`, a viewer)
+    stamped: bool = False  # a date-and-time heads most lines (`ts`, a viewer, a logging asctime): a layer
     taught: tuple[Taught, ...] = ()  # patterns of rules with the `prefix` effect (a user's launcher)
 
 
