@@ -254,6 +254,20 @@ def test_py_spy_dumps_of_every_rank_name_the_one_not_in_the_collective(tmp_path:
     assert every.verdict.outcome is Outcome.UNDETERMINED and every.verdict.first_death is None
 
 
+def test_an_excerpt_that_starts_at_an_exception_line_is_that_ranks_exception(tmp_path: Path) -> None:
+    rank3 = '[rank3]: Traceback (most recent call last):\n[rank3]:   File "/app/launcher.py", line 23, in <module>\n'
+    d = run(tmp_path, {"paste.log": "[rank2]: RuntimeError: synNodeCreateWithId failed for node: batch_gemm\n" + rank3})
+    assert first(d) == (2, Cause.PYTHON_EXCEPTION)
+    waited = (
+        "[rank2]: torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, remote process "
+        "exited or there was a network error, NCCL version 2.19.3\n"
+    )
+    symptom = run(tmp_path / "symptom", {"paste.log": waited + rank3})
+    assert first(symptom) != (2, Cause.PYTHON_EXCEPTION)  # classified by its type, as a whole traceback is
+    later = run(tmp_path / "later", {"paste.log": steps(2, 3).replace("INFO", "INFO [rank2]") + "RuntimeError: x y\n"})
+    assert later.verdict.first_death is None  # only the opening line is read so
+
+
 RAY_RELAY = (
     "2026-11-29 07:00:09,494\tERROR tune.py:1037 -- Trials did not complete: [TorchTrainer_294c7_00000]\n"
     "ray.exceptions.RayTaskError({inner}): ray::_Inner.train() (pid=1118696, ip=192.168.100.1, "

@@ -111,6 +111,8 @@ def assemble_traceback(stream: Stream, start: int, memo: dict[int, int | None] |
     memo = {} if memo is None else memo
     if _IPYTHON_HEADER.match(stream.texts[start]):
         at = _ipython_exception_line(stream, start)
+    elif (m := _EXC_LINE.match(stream.texts[start])) and m["exc_msg"]:
+        at = start  # an excerpt that starts at the exception line, its traceback above the cut
     else:
         if start not in memo:
             _exception_line(stream, start, memo)
