@@ -336,6 +336,13 @@ def test_a_timestamp_on_every_line_is_a_layer_and_the_lines_time(tmp_path: Path)
         Prefix(stamp="2025-10-18 15:15:23"),
     )
     assert not sniff_profile(["step 1", "2025-10-18 15:15:23 a", "step 2", "step 3", "step 4"]).stamped
+    for clock, stamp in (("09:34:27 ", None), ("Nov 26 23:08:31 ", "Nov 26 23:08:31")):  # Jenkins, syslog
+        other = sniff_profile([clock + line.split(" ", 2)[2] for line in lines])
+        assert other.stamped
+        assert strip_prefixes(clock + "Traceback (most recent call last):", profile=other) == (
+            "Traceback (most recent call last):",
+            Prefix(stamp=stamp),
+        )
     (tmp_path / "rank_3.log").write_text("\n".join(lines) + "\n")
     found = diagnose(Options(paths=[str(tmp_path)], tz=UTC))
     death = found.verdict.first_death

@@ -52,6 +52,13 @@ _COLLECTOR_STAMP = recache.compile(
     r"\[?(?P<stamp>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?)\]? "
 )
 _COLLECTOR_HOST = recache.compile(r"(?P<host>(?=[\w.-]*[\d-])[A-Za-z0-9][\w.-]{0,62}): ")
+# A collector's stamp on a stream stamped throughout: the above, syslog's `Nov 26 23:08:31 ` (`ts`'s default,
+# a CI viewer), or a time of day alone (Jenkins' timestamper plugin), which dates nothing but hides what follows.
+_LAYER_STAMP = recache.compile(
+    _COLLECTOR_STAMP.pattern
+    + r"|(?P<syslog>(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d(?:[.,]\d{1,9})?) "
+    + r"|\[?(?P<clock>\d\d:\d\d:\d\d(?:[.,]\d{1,9})?)\]? "
+)
 # Viewer exports with leading line numbers: `1234  message` / `1234\tmessage`.
 _NUMBERED = recache.compile(r" *(?P<n>\d{1,9})(?:\t| {2,}|: )")
 # A tqdm bar another process left on the line without a newline: `  42%|████▏ | 5/12 [00:01<00:01, 4.5it/s]`.
@@ -157,6 +164,7 @@ def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str,
         line[0] not in "[0123456789P ("
         and not profile.pdsh
         and not profile.indent
+        and not profile.stamped
         and ": [" not in line[:80]
         and line[:8] not in _HARNESS
     ):
@@ -169,7 +177,8 @@ def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str,
     if "%|" in line[pos : pos + 8] and (m := _TQDM.match(line, pos)):
         pos = m.end()
     if (m := _stamp_at(line, pos, profile)) is not None:
-        stamp, pos = m["stamp"], m.end()
+        found = m.groupdict()  # a time of day alone is no stamp: it dates nothing
+        stamp, pos = found.get("stamp") or found.get("syslog"), m.end()
     ray = False
     if line.startswith("(", pos) and (m := _RAY.match(line, pos) or _RAY_DAEMON.match(line, pos)):
         pid = int(m["pid"]) if "pid" in m.re.groupindex and m["pid"] else None
@@ -205,7 +214,7 @@ def _stamp_at(line: str, pos: int, profile: Profile) -> re.Match[str] | None:
     stream stamped throughout."""
     if line[pos : pos + 1].isdigit() and (m := _CRI.match(line, pos)):
         return m
-    return _COLLECTOR_STAMP.match(line, pos) if profile.stamped else None
+    return _LAYER_STAMP.match(line, pos) if profile.stamped else None
 
 
 def without_ray_repeats(text: str) -> str:
@@ -293,11 +302,11 @@ def sniff_profile(sample: list[str]) -> Profile:
 
 
 def _stamp_layer(lines: list[str]) -> bool:
-    """Whether a date-and-time heads most lines. Then it is read as a layer, its time the line's: a
+    """Whether a date-and-time (or a time of day) heads most lines. Then it is read as a layer, its time the line's: a
     collector's (`ts`, a log viewer), which stamps a traceback's frames too and hides them otherwise,
     or a logging format's own asctime, whose records read the same with it stripped. Not on a head of
     a few lines, which a long line's clip can leave a scan with and not a whole read."""
-    return len(lines) >= _STAMPED_LINES and _mostly(lines, _COLLECTOR_STAMP)
+    return len(lines) >= _STAMPED_LINES and _mostly(lines, _LAYER_STAMP)
 
 
 _STAMPED_LINES = 10
