@@ -268,6 +268,29 @@ def test_an_excerpt_that_starts_at_an_exception_line_is_that_ranks_exception(tmp
     assert later.verdict.first_death is None  # only the opening line is read so
 
 
+HARNESS_TRACEBACK = (  # MultiProcessTestCase's parent raising for its children (an older harness's wording)
+    "ERROR: test_gloo_backend_2gpu_module (__main__.DistributedDataParallelTest)\n"
+    "Traceback (most recent call last):\n"
+    '  File "/lib/torch/testing/_internal/common_distributed.py", line 339, in _check_return_codes\n'
+    "    raise RuntimeError(error)\n"
+)
+
+
+def test_pytorchs_multi_process_test_harness_names_the_process_that_raised(tmp_path: Path) -> None:
+    old = run(tmp_path / "old", {"ci.log": HARNESS_TRACEBACK + "RuntimeError: Processes 1 exited with error code 10\n"})
+    assert first(old) == (1, Cause.PYTHON_EXCEPTION)  # the harness's error code 10: an exception in that process
+    now = (
+        "Process 0 terminated with exit code 10, terminating remaining processes.\n"
+        + HARNESS_TRACEBACK
+        + "RuntimeError: Process 0 exited with error code 10 and exception:\n"
+    )
+    assert first(run(tmp_path / "now", {"ci.log": now})) == (0, Cause.PYTHON_EXCEPTION)
+    every = run(
+        tmp_path / "every", {"ci.log": "AssertionError: False is not true : Expected zero exit code but got -11\n"}
+    )
+    assert every.verdict.outcome is Outcome.UNDETERMINED and first(every) == (None, Cause.SEGFAULT)  # all alike
+
+
 RAY_RELAY = (
     "2026-11-29 07:00:09,494\tERROR tune.py:1037 -- Trials did not complete: [TorchTrainer_294c7_00000]\n"
     "ray.exceptions.RayTaskError({inner}): ray::_Inner.train() (pid=1118696, ip=192.168.100.1, "

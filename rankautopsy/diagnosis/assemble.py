@@ -422,6 +422,11 @@ _NUMERIC = frozenset(
 _INTEGER = recache.compile(r"^-?[0-9]{1,15}$")  # longer is no rank, pid or step (and int() would refuse it)
 
 
+def _stated(by: Hit) -> dict[str, str]:
+    """A classifying line's facts: its rule's stated ones under those its match captured."""
+    return _checked({**dict(by.rule.rule.facts), **by.facts})
+
+
 def _checked(facts: dict[str, str]) -> dict[str, str]:
     return {(k if k not in _NUMERIC or _INTEGER.match(v) else f"{k}_raw"): v for k, v in facts.items()}
 
@@ -447,7 +452,7 @@ def _event(
         text = f"{facts['exc_type']}: {facts['exc_msg']}" if facts["exc_msg"] else facts["exc_type"]
         cause, role, by = classify(text, stream.kind, rules, rule.id, cause, role)
         if by is not None:
-            facts = {**_checked(by.facts), **facts, "classified_by": by.rule.rule.id}
+            facts = {**_stated(by), **facts, "classified_by": by.rule.rule.id}
             effects = effects | by.rule.rule.effects
     elif rule.assemble is not None and rule.assemble is not Assembly.RECORD:
         assembled = (
@@ -467,7 +472,7 @@ def _event(
             cause, role = Cause.CONTEXT, Role.CONTEXT  # cut off before its `Type: message`: says nothing of why
             facts["cut_off"] = "1"  # but something raised: the verdict counts it as a sign of failure
         if by is not None:  # the classifying line's facts and effects are the event's too
-            facts = {**_checked(by.facts), **facts, "classified_by": by.rule.rule.id}
+            facts = {**_stated(by), **facts, "classified_by": by.rule.rule.id}
             effects = effects | by.rule.rule.effects
         if "ignored" in assembled.facts or "in_thread" in assembled.facts:
             cause, role, effects = Cause.CONTEXT, Role.CONTEXT, rule.effects
