@@ -423,7 +423,7 @@ _INTEGER = recache.compile(r"^-?[0-9]{1,15}$")  # longer is no rank, pid or step
 
 
 def _stated(by: Hit) -> dict[str, str]:
-    """A classifying line's facts: its rule's stated ones under those its match captured."""
+    """A hit's facts: its rule's stated ones under those its match captured."""
     return _checked({**dict(by.rule.rule.facts), **by.facts})
 
 
@@ -440,7 +440,7 @@ def _event(
     known: _Known,
 ) -> Event:
     rule = hit.rule.rule
-    facts = _checked({**dict(rule.facts), **hit.facts})
+    facts = _stated(hit)
     cause, role, extra, effects = rule.cause, rule.role, [], rule.effects
     if rule.assemble is Assembly.CONTINUED:
         assembled = assemble_continued(stream, hit.index, hit.rule, budget)

@@ -65,6 +65,7 @@ class Timeline:
     sweeps: dict[str, int] = field(default_factory=dict)  # source -> line from which the launcher tears all down
     loose_exits: list[int] = field(default_factory=list)  # exit reports tied to no rank (a pid we cannot map)
     quiet: list[int] = field(default_factory=list)  # ranks whose lines were seen, with no event of theirs
+    nodes_elsewhere: bool = False  # a line says the job has nodes these logs are not from (`other_nodes`)
     world: int | None = None  # the job's size, where a fact states it
 
 
@@ -74,6 +75,7 @@ def build_timeline(streams: Sequence[Stream], per_stream: Sequence[list[Event]],
     events = [_kernel_host(e, h, kernel) for h, evs in zip(hosts, per_stream, strict=True) for e in evs]
     tl = Timeline(events, {}, {}, [], ctx=ctx)
     local_to_rank = LocalRanks.learn(streams, events)
+    tl.nodes_elsewhere = local_to_rank.nodes_elsewhere
     seen_hosts = len({h for e in tl.events if (h := short_host(e.host)) is not None})
     tl.events = _without_copies([_resolve_local(e, local_to_rank, seen_hosts) for e in tl.events])
     tl.pids = _pid_map(tl.events, local_to_rank)

@@ -229,7 +229,7 @@ def _what_to_fetch(tl: Timeline, f: Findings) -> None:
 
 def _unmapped_on_other_nodes(tl: Timeline, f: Findings) -> None:
     """Workers this node's agent saw fail by local rank only, where the job has other nodes."""
-    if not any(e.facts.get("other_nodes") == "1" for e in tl.events):
+    if not tl.nodes_elsewhere:
         return
     failed = [e for i in tl.loose_exits if "local_rank" in (e := tl.events[i]).facts and exit_code(e.facts)]
     for e in failed:

@@ -302,10 +302,11 @@ def sniff_profile(sample: list[str]) -> Profile:
 
 
 def _stamp_layer(lines: list[str]) -> bool:
-    """Whether a date-and-time (or a time of day) heads most lines. Then it is read as a layer, its time the line's: a
-    collector's (`ts`, a log viewer), which stamps a traceback's frames too and hides them otherwise,
-    or a logging format's own asctime, whose records read the same with it stripped. Not on a head of
-    a few lines, which a long line's clip can leave a scan with and not a whole read."""
+    """Whether a date-and-time (or a time of day) heads most lines. Then it is read as a layer, its time
+    the line's: a collector's (`ts`, a log viewer, a CI's timestamper), which stamps a traceback's frames
+    too and hides them otherwise, or a logging format's own asctime, whose records read the same with it
+    stripped. Not on a head of a few lines, which a long line's clip can leave a scan with and not a
+    whole read."""
     return len(lines) >= _STAMPED_LINES and _mostly(lines, _LAYER_STAMP)
 
 
