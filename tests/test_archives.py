@@ -75,6 +75,19 @@ def test_an_archive_found_in_a_folder_is_named_not_read(tmp_path: Path) -> None:
     ]
 
 
+def test_a_utf16_member_is_read_as_its_text(tmp_path: Path) -> None:
+    """A member is sniffed as a file is: a UTF-16 log (its byte order mark) is text, not binary."""
+    text = (LOGDIR / "logs").rglob("stderr.log")
+    logs = {f"logs/{p.relative_to(LOGDIR / 'logs').as_posix()}": p.read_text() for p in text}
+    archive = tmp_path / "windows.zip"
+    with zipfile.ZipFile(archive, "w") as packed:
+        for name, content in logs.items():
+            packed.writestr(name, "\ufeff".encode("utf-16-le") + content.encode("utf-16-le"))
+    found = diagnose(Options(paths=[str(archive)]))
+    assert found.skipped == ()
+    assert found.verdict.first_death is not None and found.verdict.first_death.rank == 1
+
+
 def test_binary_members_and_archives_inside_are_named_and_skipped(tmp_path: Path) -> None:
     inner = io.BytesIO()
     with zipfile.ZipFile(inner, "w") as nested:

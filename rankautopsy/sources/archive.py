@@ -21,7 +21,7 @@ from rankautopsy.sources.read import (
     SNIFF,
     Data,
     Spool,
-    is_compressed,
+    is_encoded,
     looks_binary,
     open_bytes,
     spool_file,
@@ -113,7 +113,7 @@ def _copied(name: str, stream: IO[bytes] | str, size: int, out: IO[bytes]) -> Me
     head = stream.read(SNIFF)  # more than a tar header's magic
     if archive_format(head) is not None:
         return Member(name, None, "an archive inside an archive: not read (extract it to read it)")
-    if looks_binary(head) and not is_compressed(head):
+    if looks_binary(head) and not is_encoded(head):
         return Member(name, None, "binary: not a text log")
     start = out.seek(0, io.SEEK_END)
     out.write(head)

@@ -26,8 +26,7 @@ from rankautopsy.sources.read import (
     Data,
     Head,
     Spool,
-    is_compressed,
-    is_utf16,
+    is_encoded,
     looks_binary,
     open_bytes,
     read_head,
@@ -155,7 +154,7 @@ def _piped(path: Path, display: str, kind: StreamKind | None) -> list[Source | S
     try:
         with path.open("rb") as stream:
             head = stream.read(HEAD)
-            known = is_compressed(head) or is_utf16(head) or archive_format(head)
+            known = is_encoded(head) or archive_format(head)
             if looks_binary(head[:SNIFF]) and not known:
                 return [SkippedInput(clean_name(display), "binary: not a text log")]
             data = spool(stream, MAX_INPUT, head)

@@ -63,6 +63,11 @@ def is_utf16(head: bytes) -> bool:
     return head[:2] in (b"\xff\xfe", b"\xfe\xff")
 
 
+def is_encoded(head: bytes) -> bool:
+    """Whether a stream's raw bytes are read through a decoder (`open_bytes`): its head is no sign of binary."""
+    return is_compressed(head) or is_utf16(head)
+
+
 def unreadable_compression(head: bytes) -> str | None:
     """Why a compressed stream cannot be read here (zstd without the `zstandard` package), if it cannot."""
     if compression(head) == "zstd" and _zstd() is None:
