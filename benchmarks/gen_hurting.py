@@ -12,7 +12,7 @@ Every corpus is 8 per-rank files of a job in which rank 5 raises `ValueError: ba
   every line), so a byte-level prefilter for prefixes matches every line;
 - `caught-tracebacks`: a data loader that logs a caught exception with its traceback every 500 lines
   (`logger.exception`), then goes on; `caught-distinct` the same, each exception's message different
-  (no two tracebacks are repeats: every one is an event);
+  in more than its numbers (no two tracebacks are repeats: every one is an event);
 - `million-hits`: one rank logs NCCL identity lines (`cudaDriverVersion`, `Init COMPLETE`: lines
   rules match) on every step, a million of them;
 - `tqdm-line`: tqdm redraws one bar with `\\r` for a whole epoch (a 16 MiB line with no `\\n`), and
@@ -79,7 +79,8 @@ def _death(rank: int, step: int) -> list[str]:
 
 def _caught(step: int, distinct: bool = False) -> list[str]:
     at = _stamp(_START + timedelta(milliseconds=700 * step))
-    bad = f"{step * 7 % 4093} bytes" if distinct else "3 bytes"  # a message that names its sample: no repeat
+    # a message that names its sample in words: no repeat (one that differs only in numbers repeats one before)
+    bad = "".join(chr(ord("a") + int(d)) for d in str(step)) if distinct else "3 bytes"
     return [
         f"{at} ERROR [data.py:90] could not decode sample {step}, skipping",
         "Traceback (most recent call last):",

@@ -256,6 +256,10 @@ def test_an_assembly_does_not_read_on_past_lines_the_scan_left_unread() -> None:
     assert "exc_type" not in assemble_traceback(stream, 0).facts
 
 
+def _letters(i: int) -> str:
+    return "".join(chr(ord("a") + int(d)) for d in str(i))
+
+
 @pytest.mark.parametrize("skip", [True, False])
 @pytest.mark.parametrize("chunk", [0, 8 * 1024])
 def test_past_the_budget_distinct_tracebacks_are_cut_off_counted_and_never_misread(
@@ -280,7 +284,7 @@ def test_past_the_budget_distinct_tracebacks_are_cut_off_counted_and_never_misre
             f"{stamp} ERROR [data.py:90] could not decode sample {i}, skipping",
             *TRACEBACK[:3],
             *TRACEBACK[1:3],
-            f"OSError: image file is truncated ({i} bytes not processed)",
+            f"OSError: cannot identify image file '{_letters(i)}.jpg'",  # distinct in more than its numbers
         ]
     step = "2026-11-30 03:11:00,000 INFO [train.py:212] rank 5 step 600 loss 2.5"  # the fatal one's window
     _write(tmp_path, 5, [*lines, step, *TRACEBACK])  # frees the last caught one's body: it is cut off

@@ -353,6 +353,10 @@ _CAUGHT = [
     ("OSError: image file is truncated", '  File "/job/data.py", line 84, in load'),
     ("OSError: image file is truncated", '  File "/job/codec.py", line 12, in decode'),
     ("KeyError: 'label'", '  File "/job/data.py", line 90, in load'),
+    ("OSError: image file is truncated (35 bytes not processed)", '  File "/job/data.py", line 84, in load'),
+    ("OSError: image file is truncated (7 bytes not processed)", '  File "/job/data.py", line 84, in load'),
+    ("Error2: the same message", '  File "/job/data.py", line 84, in load'),
+    ("Error3: the same message", '  File "/job/data.py", line 84, in load'),
     (
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
         '  File "/job/train.py", line 7, in step',
@@ -418,19 +422,24 @@ def test_tracebacks_counted_as_repeats_give_the_diagnosis_of_reading_each(
 
 
 @pytest.mark.parametrize("chunk", [0, 4096])  # one chunk, and about a hundred
+@pytest.mark.parametrize("numbered", [False, True])
 def test_a_caught_traceback_logged_a_thousand_times_is_read_once_a_chunk_and_kept_four_times(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kept_tracebacks: list[int], chunk: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kept_tracebacks: list[int], chunk: int, numbered: bool
 ) -> None:
     """The first three and the last of a repeated caught traceback are kept; of the others, only the
-    last of each chunk is read, and all are counted."""
+    last of each chunk is read, and all are counted. Messages that differ only in their numbers (a
+    sample's index, a size) repeat one another."""
     caught = [
         "2026-11-30 03:00:01,000 ERROR [data.py:90] could not decode a sample, skipping",
         "Traceback (most recent call last):",
         '  File "/job/data.py", line 84, in load',
-        "OSError: image file is truncated",
     ]
+    message = "OSError: image file is truncated" + (" ({} bytes not processed)" if numbered else "")
     step = "2026-11-30 03:00:02,000 INFO [train.py:9] rank 2 step 5"
-    lines = [step] + [*caught, step] * 1000 + ["Traceback (most recent call last):", "ValueError: bad"]
+    lines = [step]
+    for i in range(1000):
+        lines += [*caught, message.format(i * 7), step]
+    lines += ["Traceback (most recent call last):", "ValueError: bad"]
     (tmp_path / "rank2.log").write_text("".join(line + "\n" for line in lines))
     if chunk:
         _small_chunks(monkeypatch, chunk)
@@ -443,6 +452,7 @@ def test_a_caught_traceback_logged_a_thousand_times_is_read_once_a_chunk_and_kep
     caught_events = [e for e in result.events if e.facts.get("exc_type") == "OSError"]
     assert len(caught_events) == 4
     assert caught_events[0].facts["repeats"] == "1000"
+    assert caught_events[-1].facts["exc_msg"].endswith("6993 bytes not processed)" if numbered else "truncated")
     chunks = 1 + (tmp_path / "rank2.log").stat().st_size // chunk if chunk else 1
     # four caught and the fatal one, and at most one a chunk's end cuts (its repeat cannot be told there)
     assert 5 <= kept_tracebacks[0] <= 5 + chunks

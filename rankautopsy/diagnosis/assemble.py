@@ -16,7 +16,7 @@ from rankautopsy.model import Assembly, Cause, Effect, Event, Evidence, Location
 from rankautopsy.numbers import read_int
 from rankautopsy.records import record
 from rankautopsy.scan.matcher import Budget, CompiledRule, Hit, facts_of, match_line
-from rankautopsy.scan.selection import ORIGINAL, REPEATS, UNREAD_REPEATS  # read as the scan reads them
+from rankautopsy.scan.selection import ORIGINAL, REPEATS, UNREAD_REPEATS, alike  # read as the scan reads them
 from rankautopsy.sources.lines import Stream
 from rankautopsy.sources.sanitize import without_surrogates
 
@@ -387,8 +387,8 @@ class _Known:
 
 def _thinned(events: list[Event]) -> list[Event]:
     """Of events alike in all but their line and time (a caught traceback logged every few hundred
-    lines, 20,000 cut-off headers), the first REPEATS and the latest; the first counts them all, with
-    the repeats the scan counted without reading them (UNREAD_REPEATS)."""
+    lines, the numbers in its message aside; 20,000 cut-off headers), the first REPEATS and the latest;
+    the first counts them all, with the repeats the scan counted without reading them (UNREAD_REPEATS)."""
     groups: dict[tuple[object, ...], list[int]] = {}
     seen: dict[int, int] = {}  # first of a group -> how many
     keep = [True] * len(events)
@@ -399,7 +399,7 @@ def _thinned(events: list[Event]) -> list[Event]:
         unread = read_int(e.facts.get(UNREAD_REPEATS), max_len=15) or 0
         if UNREAD_REPEATS in e.facts:
             out[i] = dataclasses.replace(e, facts={k: v for k, v in e.facts.items() if k != UNREAD_REPEATS})
-        facts = tuple(sorted((k, v) for k, v in out[i].facts.items() if k != "repeats"))
+        facts = tuple(sorted((k, alike(v) if k == "exc_msg" else v) for k, v in out[i].facts.items() if k != "repeats"))
         group = groups.setdefault((e.rule, e.cause, e.role, e.rank, e.host, e.pid, e.effects, facts), [])
         if len(group) > REPEATS:
             keep[group.pop()] = False

@@ -95,6 +95,7 @@ REPEATS = 3  # a line with the same rule, channel and facts is kept this often, 
 # The fact on the first of a traceback's repeats that says how many were counted and not read (`_thin_tracebacks`):
 # the events' thinning adds them to the count of those read. No rule's group can have this name.
 UNREAD_REPEATS = "repeats unread"
+_NUMBER = recache.compile(r"[0-9]+")
 MAX_SELECTED = 100_000  # lines kept for windows and neighbours; past this only hits are kept
 # ... and the window of the latest hit: past the budget each new window first frees the lines the one
 # before it took, so the last traceback of a file that logged caught ones by the hundred thousand is read
@@ -628,7 +629,9 @@ class _Selection:
                 continue
             if text.startswith(_NOT_A_FRAME) or not self._stamped_after(view, view.next_line(pos + 1), n + 1, header):
                 return None
-            return index, header.channel, header.host, header.pid, tuple(sorted(facts.items())), text
+            kind, colon, message = text.partition(":")
+            said = kind + colon + alike(message)
+            return index, header.channel, header.host, header.pid, tuple(sorted(facts.items())), said
         return None
 
     def _chained(self, view: View, start: int, header: Line) -> bool:
@@ -1028,6 +1031,12 @@ class _Selection:
                     runs[-1] = (runs[-1][0], number)
                 else:
                     runs.append((number, number))
+
+
+def alike(message: str) -> str:
+    """An exception's message with its numbers blanked: caught exceptions that differ only in a count, an
+    index or a size (`image file is truncated (3500 bytes not processed)`) repeat one another."""
+    return _NUMBER.sub("#", message)
 
 
 def _repeat_key(index: int, channel: Channel, facts: dict[str, str]) -> _RepeatKey:
