@@ -617,3 +617,35 @@ def test_a_stream_is_a_pytest_report_by_its_banner_or_by_marked_lines() -> None:
     assert LineParser(source, CTX, banner).pytest
     assert LineParser(source, CTX, MARKED_REPORT).pytest
     assert not LineParser(source, CTX, ["E1203 13:54:11.894 glog line", "Error: E   x", "E"] * 5).pytest
+
+
+@given(
+    st.sampled_from(["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]),
+    st.integers(1, 12),
+    st.integers(1, 28),
+    st.sampled_from(["[core.py:502] ", "multiproc_executor.py:135] ", "[gpu_model_runner.py:2011] "]),
+    st.sampled_from(["", "(VllmWorker TP3 pid=4101) ", "(VllmWorker rank=3 pid=4101) ", "(EngineCore_DP0 pid=77) "]),
+    st.sampled_from(["Traceback (most recent call last):", '  File "/x.py", line 1, in f', "step 3", ""]),
+)
+def test_vllms_header_is_a_layer_whose_date_is_the_lines_stamp(
+    level: str, month: int, day: int, where: str, worker: str, message: str
+) -> None:
+    stamp = f"{level} {month:02d}-{day:02d} 11:01:29"
+    text, prefix = strip_prefixes(f"{worker}{stamp} {where}{message}")
+    assert text == message and prefix.stamp == stamp
+    assert prefix.rank == (3 if "VllmWorker" in worker else None)  # a worker's name is its rank in the engine
+    assert strip_prefixes(f"{message} {stamp} {where}")[1].stamp is None  # only at the head of a line
+
+
+def test_docker_composes_container_column_is_a_layer_where_it_is_the_streams_shape() -> None:
+    lines = [f"llm-server-1  | INFO 11-08 11:01:{s:02d} [loggers.py:116] throughput {s}" for s in range(8)]
+    lines += ["llm-server-1  | Traceback (most recent call last):", 'router-1      |   File "/x.py", line 1, in f']
+    profile = sniff_profile(lines)
+    assert profile.compose
+    assert strip_prefixes(lines[-2], profile=profile) == ("Traceback (most recent call last):", Prefix())
+    assert strip_prefixes(lines[-1], profile=profile)[0] == '  File "/x.py", line 1, in f'
+    table = [f"| {n} | {n * 2} |" for n in range(10)]  # a Markdown table's cells are no containers
+    assert not sniff_profile(table).compose
+    rows = [f"row{n} | value {n}" for n in range(40)]  # a table of many names is no compose output
+    assert not sniff_profile(rows).compose
+    assert strip_prefixes(lines[0])[0] == lines[0]  # nor is the column stripped off a stream not shaped so

@@ -4,7 +4,7 @@ A stamp stands for an interval as wide as its resolution: `07:00:01` is [07:00:0
 `07:00:01,123` is [07:00:01.123, 07:00:01.124). Naive stamps are local time in `ClockContext.tz`;
 a local time that a DST change makes ambiguous (or skipped) spans both readings.
 
-Stamps without a year (glog/c10 `E1129`, torch `E0709`, journal `Nov 29`) take `ClockContext.year`.
+Stamps without a year (glog/c10 `E1129`, torch `E0709`, journal `Nov 29`, vLLM's `INFO 11-29`) take `ClockContext.year`.
 Year rollover is deliberately not guessed: logs that cross New Year read with one `year` put the
 December (or January) lines a year off. Callers pick `year` from a full-date line of the same
 inputs (`year_hint_from_text`) so that at most the lines on the other side of New Year are wrong.
@@ -57,6 +57,8 @@ _GLOG = r"[FEWIVC](?P<md>\d{3,4}) " + _HMS + r"\.(?P<frac>\d{1,9})(?!\d)"
 _SYSLOG = rf"(?P<mon>{_MON}) {{1,2}}(?P<d>\d{{1,2}}) {_HMS}(?:\.(?P<frac>\d{{1,9}}))?(?!\d)"
 _CTIME = rf"(?:{_WEEKDAY}) (?P<mon>{_MON}) {{1,2}}(?P<d>\d{{1,2}}) {_HMS} (?P<Y>\d{{4}})(?!\d)"
 _MONO = r"\[ *(?P<mono>\d{1,10}\.\d{1,9})\]"
+# vLLM's logging format: `INFO 11-08 11:01:30 [core.py:502] ` (level, month-day, time; its datefmt has no year)
+_LEVELED = r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<mo>\d\d)-(?P<d>\d\d) " + _HMS + r"(?:\.(?P<frac>\d{1,9}))?(?!\d)"
 
 
 def _compile(pattern: str) -> re.Pattern[str]:
@@ -216,6 +218,11 @@ def _from_glog(m: re.Match[str], ctx: ClockContext) -> TimeSpan | None:
     return _span((ctx.year, month_day // 100, month_day % 100), m, micro, resolution, ctx.tz)
 
 
+def _from_leveled(m: re.Match[str], ctx: ClockContext) -> TimeSpan | None:
+    micro, resolution = _fraction(m["frac"])
+    return _span((ctx.year, int(m["mo"]), int(m["d"])), m, micro, resolution, ctx.tz)
+
+
 def _from_syslog(m: re.Match[str], ctx: ClockContext) -> TimeSpan | None:
     micro, resolution = _fraction(m["frac"])
     return _span((ctx.year, _MONTHS[m["mon"]], int(m["d"])), m, micro, resolution, ctx.tz)
@@ -238,6 +245,7 @@ class _Format:
 _FORMATS = (
     _Format("12", _compile(_ISO), _from_iso),
     _Format("FEWIVC", _compile(_GLOG), _from_glog),
+    _Format("DIWEC", _compile(_LEVELED), _from_leveled),
     _Format("JFMASOND", _compile(_SYSLOG), _from_syslog),
     _Format("MTWFS", _compile(_CTIME), _from_ctime),
 )

@@ -30,14 +30,26 @@ _MPI = recache.compile(
 # print_worker_logs). Its log deduplication appends ` [repeated 2x across cluster]`. A task's name may hold
 # commas and `=`: SkyPilot names each node's task `worker1, rank=1,` (its node rank, not a worker's).
 _RAY = recache.compile(
-    r"\((?:[A-Za-z_][^()\n]{0,160}? )?pid=(?P<pid>\d{1,9})"
+    r"\((?:(?P<name>[A-Za-z_][^()\n]{0,160}?) )?pid=(?P<pid>\d{1,9})"
     r"(?:, ip=(?P<host>[0-9A-Fa-f.:]{1,45}))?\) ?"
 )
+# vLLM decorates a worker process's lines with the same shape, naming the worker by its rank in the engine:
+# `(VllmWorker rank=2 pid=...)` (0.8), `(VllmWorker TP2 pid=...)` (later; `PP1_TP2` names no rank alone).
+_VLLM_WORKER = recache.compile(r"(?:VllmWorker|Worker)(?: rank=(?P<rank>\d{1,9})|[ _]TP(?P<tp>\d{1,9}))")
 _RAY_DAEMON = recache.compile(
     r"\((?:raylet|gcs_server|monitor|log_monitor|dashboard[\w]{0,20}|autoscaler(?: \+[\w.]{1,20})?)"
     r"(?:, ip=(?P<host>[0-9A-Fa-f.:]{1,45}))?\) ?"
 )
 _RAY_REPEATED = recache.compile(r" \[repeated \d{1,9}x across cluster\](?: \(Ray deduplicates logs by default\..*)?$")
+# vLLM's logging format, repeated on every line of a record (its NewLineFormatter), a traceback's too:
+# `ERROR 11-08 11:01:30 [core.py:502] ` (`INFO 05-06 16:54:45 worker.py:12] ` before 0.7). Its level and
+# date are the line's stamp; the header holds nothing else a rule reads.
+_LEVELED = recache.compile(
+    r"(?P<stamp>(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,9})?) \[?[\w.-]{1,80}:\d{1,9}\] ?"
+)
+# `docker compose up` / `docker compose logs`: each line under its container's name padded to the longest,
+# `vllm-server-1  | `. Only where it is the stream's shape.
+_COMPOSE = recache.compile(r"(?P<name>[A-Za-z0-9][\w.-]{0,62}) *\| ")
 # A test harness's tee of its child's streams: `stderr: <line>` (accelerate's and transformers'
 # execute_subprocess_async print `label, line`), taken before the child's own layers.
 _HARNESS = ("stdout: ", "stderr: ")
@@ -136,6 +148,7 @@ class Profile:
     template: bool = False  # `[${rank}]:` on most lines
     hydra: bool = False  # `[3] ` (mpiexec -l) on most lines
     stamped: bool = False  # a date-and-time heads most lines (`ts`, a viewer, a logging asctime): a layer
+    compose: bool = False  # `name  | ` of docker compose on most lines
     taught: tuple[Taught, ...] = ()  # patterns of rules with the `prefix` effect (a user's launcher)
 
 
@@ -165,14 +178,18 @@ def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str,
         and not profile.pdsh
         and not profile.indent
         and not profile.stamped
+        and not profile.compose
         and ": [" not in line[:80]
         and line[:8] not in _HARNESS
+        and not (line[0] in "DIWEC" and _LEVELED.match(line))
     ):
         return line, NO_PREFIX
     rank = local_rank = task = pid = None
     host = stamp = None
     pos = len(profile.indent) if profile.indent and line.startswith(profile.indent) else 0
     if profile.numbered and (m := _NUMBERED.match(line, pos)):
+        pos = m.end()
+    if profile.compose and (m := _COMPOSE.match(line, pos)):
         pos = m.end()
     if "%|" in line[pos : pos + 8] and (m := _TQDM.match(line, pos)):
         pos = m.end()
@@ -183,6 +200,8 @@ def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str,
     if line.startswith("(", pos) and (m := _RAY.match(line, pos) or _RAY_DAEMON.match(line, pos)):
         pid = int(m["pid"]) if "pid" in m.re.groupindex and m["pid"] else None
         host, pos, ray = m["host"] or host, m.end(), True
+        if "name" in m.re.groupindex and m["name"] and (w := _VLLM_WORKER.fullmatch(m["name"])):
+            rank = int(w["rank"] or w["tp"])
     if profile.pdsh and (m := _PDSH.match(line, pos)):
         host, pos = m["host"], m.end()
     if line[pos : pos + 8] in _HARNESS:
@@ -204,6 +223,8 @@ def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str,
             local_rank, pos = int(m["lrank"]), m.end()
         else:
             break
+    if line[pos : pos + 1] in "DIWEC" and (m := _LEVELED.match(line, pos)) is not None:
+        stamp, pos = m["stamp"], m.end()
     if pos == 0:
         return line, NO_PREFIX
     return line[pos:], Prefix(rank, local_rank, task, host, pid, stamp, ray)
@@ -287,6 +308,9 @@ def sniff_profile(sample: list[str]) -> Profile:
     )
     if pdsh:
         lines = [line[m.end() :] if (m := _PDSH.match(line)) else line for line in lines]
+    compose = _compose_layer(lines)
+    if compose:
+        lines = [line[m.end() :] if (m := _COMPOSE.match(line)) else line for line in lines]
     stamped = _stamp_layer(lines)  # the layers below are judged as before: a `[12345] ` after a stamp is a pid
     template = _mostly(lines, _TEMPLATE, 0.6)
     hydra = not template and _mostly(lines, _HYDRA, 0.6)
@@ -298,7 +322,17 @@ def sniff_profile(sample: list[str]) -> Profile:
         template=template,
         hydra=hydra,
         stamped=stamped,
+        compose=compose,
     )
+
+
+def _compose_layer(lines: list[str]) -> bool:
+    """Whether most lines carry docker compose's `name  | `, of a few containers (a table's `a | b` rows
+    name many)."""
+    if not _mostly(lines, _COMPOSE):
+        return False
+    names = {m["name"] for line in lines if (m := _COMPOSE.match(line))}
+    return len(names) <= max(8, len(lines) // 20)
 
 
 def _stamp_layer(lines: list[str]) -> bool:
