@@ -774,3 +774,69 @@ def test_an_excerpt_that_starts_inside_a_traceback_is_read_from_its_first_frame(
 def test_a_frame_under_the_opening_line_is_not_a_traceback_of_its_own(tmp_path: Path) -> None:
     d = run(tmp_path, {"console.log": "[rank3]: step 1\n" + HEADLESS + "[rank3]: ValueError: bad sample 17\n"})
     assert d.verdict.outcome is Outcome.NO_FAILURE and [e.rule for e in d.events] == ["progress.step"]
+
+
+def _vllm(pid: int, name: str, level: str, second: int, where: str, lines: list[str]) -> str:
+    """vLLM's record: its header on every line (NewLineFormatter), under the worker's process prefix."""
+    head = f"({name} pid={pid}) " if name else ""
+    return "".join(f"{head}{level} 11-08 11:01:{second:02d} [{where}] {line}\n" for line in lines)
+
+
+VLLM_TRACEBACK = [
+    "WorkerProc failed.",
+    "Traceback (most recent call last):",
+    '  File "/usr/local/lib/python3.10/dist-packages/vllm/v1/executor/multiproc_executor.py", line 541, in worker_main',
+    "    worker.worker_busy_loop()",
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity of 79.10 GiB",
+]
+
+
+def test_vllm_headers_on_every_line_are_read_as_a_layer_and_its_worker_prefix_names_the_rank(tmp_path: Path) -> None:
+    console = (
+        _vllm(0, "", "INFO", 10, "core.py:75", ["Initializing a V1 LLM engine with config: tp=2"])
+        + _vllm(4101, "VllmWorker TP1", "ERROR", 28, "multiproc_executor.py:546", VLLM_TRACEBACK)
+        + _vllm(0, "", "ERROR", 29, "multiproc_executor.py:135", ["Worker proc VllmWorker-1 died unexpectedly, "
+                "shutting down executor."])
+        + _vllm(0, "", "ERROR", 30, "core.py:502", ["EngineCore encountered a fatal error.",
+                "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) "
+                "for the root cause."])
+    )  # fmt: skip
+    d = run(tmp_path, {"console.log": console})
+    assert first(d) == (1, Cause.CUDA_OOM)
+    f = d.verdict.first_death
+    assert f is not None and f.time is not None and (f.time.earliest.month, f.time.earliest.day) == (11, 8)
+
+
+def test_a_vllm_worker_that_died_without_a_word_is_that_ranks_death(tmp_path: Path) -> None:
+    died = "Worker proc VllmWorker-3 died unexpectedly, shutting down executor."
+    compose = (
+        "".join(
+            f"llm-server-1  | {line}"
+            for line in (
+                _vllm(0, "", "INFO", 1, "loggers.py:116", [f"Engine 000: Avg generation throughput: {n}.0 tokens/s"])
+                for n in range(9)
+            )
+        )
+        + "llm-server-1  | "
+        + _vllm(0, "", "ERROR", 29, "multiproc_executor.py:135", [died])
+    )
+    d = run(tmp_path, {"console.log": compose})
+    assert first(d) == (3, Cause.SILENT_EXIT)
+    assert d.verdict.outcome is Outcome.FIRST_DEATH
+
+
+SGLANG_FRAMES = (
+    '  File "/sglang/python/sglang/srt/managers/scheduler.py", line 2015, in run_scheduler_process\n'
+    "    scheduler.event_loop_normal()\n"
+)
+
+
+def test_an_sglang_scheduler_that_hit_an_exception_is_its_tp_ranks_death_even_cut(tmp_path: Path) -> None:
+    head = "[2025-04-23 21:31:41 TP2] Scheduler hit an exception: Traceback (most recent call last):\n"
+    d = run(tmp_path / "whole", {"console.log": head + SGLANG_FRAMES + "RuntimeError: Triton Error [CUDA]: out\n"})
+    assert first(d) == (2, Cause.PYTHON_EXCEPTION)
+    cut = run(tmp_path / "cut", {"console.log": head + SGLANG_FRAMES})
+    assert first(cut) == (2, Cause.PYTHON_EXCEPTION)  # SGLang's own words say the process died of it
+    grouped = run(tmp_path / "dp", {"console.log": head.replace(" TP2]", " DP1 TP2]") + SGLANG_FRAMES})
+    f = grouped.verdict.first_death
+    assert f is not None and f.rank is None  # a TP rank under a DP label repeats across groups

@@ -24,8 +24,8 @@ FACT_NAMES = frozenset(
 PACKS = {
     "composer", "deepspeed", "gloo", "horovod", "kernel", "kubernetes", "lightning", "mpi", "native", "nccl", "nvidia",
     "paddle",
-    "progress", "python", "pytorch", "ray", "runtime", "slurm",
-    "torchrun",
+    "progress", "python", "pytorch", "ray", "runtime", "sglang", "slurm",
+    "torchrun", "vllm",
 }  # fmt: skip
 ROLE_CAUSES = {
     Role.CAUSE: ROOT_CAUSES,

@@ -468,7 +468,7 @@ def _event(
         cut = rule.assemble is Assembly.TRACEBACK and "exc_type" not in assembled.facts and by is None
         if cut and "exc_type" in facts:  # its header named the type (Ray's relay): that is its last line's
             cause, role, by = classify(facts["exc_type"], stream.kind, rules, rule.id, cause, role, budget)
-        elif cut and "spawn_raised" not in assembled.facts:
+        elif cut and "spawn_raised" not in assembled.facts and facts.get("fatal") != "1":
             cause, role = Cause.CONTEXT, Role.CONTEXT  # cut off before its `Type: message`: says nothing of why
             facts["cut_off"] = "1"  # but something raised: the verdict counts it as a sign of failure
         if by is not None:  # the classifying line's facts and effects are the event's too

@@ -549,12 +549,18 @@ def _candidate(tl: Timeline, r: RankState, teardown: datetime | None) -> Candida
         cause = Cause(e.facts["exc_cause"])
         time, reported = _death_time(tl, r, None, {}), _death_bounds(tl, r, None, teardown)
         return Candidate(r.rank, cause, e.rule, time, recorded[:1], _detail(e), reported=reported)
-    if code is None or code == 0 or r.exit is None:
+    said = _exit_cause(tl.events[r.exit.event]) if r.exit is not None else None
+    if r.exit is None or code == 0:
         return None
-    cause = signal_cause(-code) if code < 0 else Cause.SILENT_EXIT
-    detail = f"exit code {code}" + (f" ({signal_name(-code)})" if code < 0 else ", no message")
-    if (said := _exit_cause(tl.events[r.exit.event])) is not None:
+    if code is None:  # a monitor saw the process end, not how (vLLM's executor): only what its line states
+        if said is None:
+            return None
+        cause, detail = said, f"no exit code: {_label(said)} as far as the lines tell"
+    elif said is not None:
         cause, detail = said, f"exit code {code}; {_label(said)}, said by the line that reports the exit"
+    else:
+        cause = signal_cause(-code) if code < 0 else Cause.SILENT_EXIT
+        detail = f"exit code {code}" + (f" ({signal_name(-code)})" if code < 0 else ", no message")
     if r.exit.oom:
         cause, detail = Cause.HOST_OOM, "the scheduler reports it ran out of memory (" + detail + ")"
     time = _death_time(tl, r, None, {})
