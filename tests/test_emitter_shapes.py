@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC
 from pathlib import Path
 
-from rankautopsy.model import Cause, Diagnosis, Fate, Outcome
+from rankautopsy.model import Cause, Diagnosis, Fate, Outcome, Phase
 from rankautopsy.pipeline import Options, diagnose
 from rankautopsy.sources.ranks import content_rank, content_rank_shapes, default_pg_rank
 
@@ -840,3 +840,37 @@ def test_an_sglang_scheduler_that_hit_an_exception_is_its_tp_ranks_death_even_cu
     grouped = run(tmp_path / "dp", {"console.log": head.replace(" TP2]", " DP1 TP2]") + SGLANG_FRAMES})
     f = grouped.verdict.first_death
     assert f is not None and f.rank is None  # a TP rank under a DP label repeats across groups
+
+
+def _raised(rank: int, stamp: str, then: str = "") -> str:
+    return (
+        f"{stamp} ERROR [rank {rank}] init failed\n"
+        "Traceback (most recent call last):\n"
+        '  File "/job/train.py", line 12, in main\n'
+        "ValueError: bad config\n"
+    ) + (f"{then} INFO [rank {rank}] process exiting\n" if then else "")
+
+
+def test_a_death_stamped_before_every_progress_line_is_in_start_up(tmp_path: Path) -> None:
+    """Only a death bounded on both sides: one whose time is open on the right could be any time later
+    (a rank that logs no steps of its own may crash long after its last stamped line)."""
+    bounded = _raised(1, "2026-11-29 07:01:00,000", then="2026-11-29 07:01:01,000")
+    cases = {
+        "early": {"rank_0.log": steps(0, 5, minute=5), "rank_1.log": bounded},
+        "open": {"rank_0.log": steps(0, 5, minute=5), "rank_1.log": _raised(1, "2026-11-29 07:01:00,000")},
+        "late": {"rank_0.log": steps(0, 5), "rank_1.log": bounded},
+        "none": {"rank_1.log": bounded},  # no progress at all: nothing says start-up
+    }
+    phases = {}
+    for name, files in cases.items():
+        f = run(tmp_path / name, files).verdict.first_death
+        assert f is not None and f.rank == 1
+        phases[name] = f.phase
+    assert phases == {"early": Phase.STARTUP, "open": Phase.TRAINING, "late": Phase.TRAINING, "none": Phase.TRAINING}
+
+
+def test_line_order_alone_never_puts_a_death_in_start_up(tmp_path: Path) -> None:
+    """A pytest report prints the traceback over the captured output, whose step lines are unstamped."""
+    report = _raised(1, "2026-11-29 07:01:00,000") + "".join(f"rank 1 step {s}\n" for s in range(3))
+    d = run(tmp_path, {"rank_1.log": report})
+    assert d.verdict.first_death is not None and d.verdict.first_death.phase is Phase.TRAINING

@@ -739,9 +739,24 @@ def _narrow(span: TimeSpan | None, bound: TimeSpan | None) -> TimeSpan | None:
 
 
 def _phase(tl: Timeline, r: RankState, death: int) -> Phase:
+    """Shutdown after the rank completed; start-up where the job logged training progress and this death
+    is bounded before every progress line's stamp (the order of lines alone proves nothing: stdout is
+    flushed late, a pytest report prints the traceback over the captured output); else training, which
+    is also all that a job logging no progress can be said to be in."""
     if r.completed is not None and _precedes(tl, r.completed, death):
         return Phase.SHUTDOWN
+    progress = [e for e in tl.events if e.role is Role.PROGRESS]
+    if progress and all(_stamped_before(tl.events[death], e) for e in progress):
+        return Phase.STARTUP
     return Phase.TRAINING
+
+
+def _stamped_before(death: Event, progress: Event) -> bool:
+    """Whether the death is bounded by a stamp (its own, or a later line's: one whose time is only open
+    on the right could be any time later) wholly earlier than the progress line's own stamp."""
+    if death.time is None or "time_open" in death.facts or progress.time is None or not progress.stamped:
+        return False
+    return death.time.latest <= progress.time.earliest
 
 
 def _detail(e: Event) -> str:

@@ -45,7 +45,8 @@ _RAY_REPEATED = recache.compile(r" \[repeated \d{1,9}x across cluster\](?: \(Ray
 # `ERROR 11-08 11:01:30 [core.py:502] ` (`INFO 05-06 16:54:45 worker.py:12] ` before 0.7). Its level and
 # date are the line's stamp; the header holds nothing else a rule reads.
 _LEVELED = recache.compile(
-    r"(?P<stamp>(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,9})?) \[?[\w.-]{1,80}:\d{1,9}\] ?"
+    r"(?P<stamp>(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,9})?) "
+    r"\[?[\w.-]{1,80}:\d{1,9}\] ?"
 )
 # `docker compose up` / `docker compose logs`: each line under its container's name padded to the longest,
 # `vllm-server-1  | `. Only where it is the stream's shape.
