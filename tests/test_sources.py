@@ -246,6 +246,12 @@ def test_classify_by_name_and_content() -> None:
     assert classify("x/node7.txt", raw, PathRank()) is StreamKind.KERNEL
     assert classify("x/rank_1.log", "step 1\n", PathRank(rank=1)) is StreamKind.RANK_LOG
     assert classify("x/console.log", "step 1\n", PathRank()) is StreamKind.CONSOLE
+    for day in ("Feb  2", "Feb 2", "Feb 12"):  # dmesg -T pads the day; a web page's paste may collapse it
+        human = f"[Mon {day} 22:52:45 2026] NVRM: Xid (PCI:0000:4c:00): 94, pid=538574, name=python\n" * 5
+        assert classify("x/console.log", human, PathRank()) is StreamKind.KERNEL
+        journal = f"{day} 22:52:45 gpu07 kernel: NVRM: Xid (PCI:0000:4c:00): 79, pid=1\n" * 5
+        assert classify("x/console.log", journal, PathRank()) is StreamKind.KERNEL
+    assert classify("x/console.log", "[Mon Feb 2 22:52:45] no year\n" * 5, PathRank()) is StreamKind.CONSOLE
 
 
 @given(st.binary(max_size=300) | st.text(max_size=100).map(lambda t: t.encode("utf-8", "surrogatepass")))

@@ -370,10 +370,11 @@ def classify(display: str, text: str, where: PathRank) -> StreamKind:
     return StreamKind.CONSOLE
 
 
+# A day of the month is padded to two characters; a paste from a web page may have collapsed the space.
 _KERNEL_LINE = recache.compile(
     r"^(?:<\d+>)?\[\s*\d+\.\d{6}\] "  # raw dmesg
-    r"|^\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}[^\]]*\] "  # dmesg -T
-    r"|^(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\S+) \S+ kernel: "  # journal / kern.log
+    r"|^\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} {1,2}\d{1,2} \d\d:\d\d:\d\d \d{4}[^\]]*\] "  # dmesg -T
+    r"|^(?:[A-Z][a-z]{2} {1,2}\d{1,2} \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\S+) \S+ kernel: "  # journal / kern.log
     r"|^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d,\d{6}[+-]\d\d:?\d\d "  # dmesg --time-format iso
 )
 
