@@ -874,3 +874,11 @@ def test_line_order_alone_never_puts_a_death_in_start_up(tmp_path: Path) -> None
     report = _raised(1, "2026-11-29 07:01:00,000") + "".join(f"rank 1 step {s}\n" for s in range(3))
     d = run(tmp_path, {"rank_1.log": report})
     assert d.verdict.first_death is not None and d.verdict.first_death.phase is Phase.TRAINING
+
+
+def test_an_excerpt_that_opens_on_a_frames_source_line_is_read_from_the_frame_under_it(tmp_path: Path) -> None:
+    source = "[rank3]:     sys.exit(main())\n[rank3]:              ^^^^^^\n"
+    d = run(tmp_path / "a", {"console.log": "\n" + source + HEADLESS + "[rank3]: ValueError: bad sample 17\n"})
+    assert first(d) == (3, Cause.PYTHON_EXCEPTION)
+    config = '    "lr": 0.1,\n    "epochs": 3\n}\nstep 1\n'  # an indented opening that no frame follows is nothing
+    assert run(tmp_path / "b", {"console.log": config}).verdict.outcome is Outcome.NO_FAILURE

@@ -85,6 +85,15 @@ _FRAME = (" ", "\t", "│", "╰", "╭")
 # A line between a header and its exception line that an assembly reads otherwise than a frame (a chained
 # traceback, a wrapped frame's rest, a collapsed recursion, an exception group): no repeat is counted there.
 _NOT_A_FRAME = ("Traceback", "During handling", "The above exception", "Exception Group", "[Previous line", ", line ")
+# A traceback's source line under its frame (`    loss = model(batch)`), or the `^^^^` marks under it.
+_SOURCE_LINE = recache.compile(r" {4,}(?!File \")\S|\s+\^+\s*$")
+OPENING_SOURCE_LINES = 4  # source lines an excerpt may open on, above the frame or exception line read as its opening
+
+
+def source_line(text: str) -> bool:
+    return _SOURCE_LINE.match(text) is not None
+
+
 REPEAT_BLOCK = 64  # frames read for a traceback's repeat key, at most
 TRACEBACK_KEYS = 10_000  # distinct tracebacks watched for repeats per stream; later new ones are read as any
 # over a header: more than it
@@ -165,7 +174,11 @@ def _read_whole(selection: _Selection, parts: list[bytes], chunks: Iterable[Chun
             candidates.setdefault(bisect_right(starts, offset) - 1, set()).add(rule)
     opening = next((i for i, text in enumerate(stream.texts[:OPENING_LINES]) if not elided(text)), None)
     if selection.opening_rules and opening is not None:
-        candidates.setdefault(opening, set()).update(selection.opening_rules)
+        at = opening
+        candidates.setdefault(at, set()).update(selection.opening_rules)
+        while at < min(len(stream), opening + OPENING_SOURCE_LINES) and source_line(stream.texts[at]):
+            at += 1  # as `_Selection._openings`
+            candidates.setdefault(at, set()).update(selection.opening_rules)
     hits: list[Hit] = []
     dropped: set[int] = set()
     for index in sorted(candidates):
@@ -309,6 +322,18 @@ class _Selection:
         self.countable = _countable(self.engine)
         self.opening_rules = self.engine.opening_rules(self.kind) if self.source.opens else frozenset()
 
+    def _openings(self, view: View, opening: int) -> list[int]:
+        """The opening line and, where it is a traceback's source line (an excerpt cut between a frame and
+        its code), the lines after it up to the first that is not one: the frame or the exception line
+        under them opens the excerpt as the opening line would."""
+        out, pos = [opening], opening
+        for _ in range(OPENING_SOURCE_LINES):
+            read = self.parser.message(view.text(pos), self.stamped)
+            if read is None or not source_line(read[1]) or (pos := view.next_line(pos + 1)) >= view.end:
+                break
+            out.append(pos)
+        return out
+
     def timed_out(self) -> list[str]:
         """User rules dropped on this stream for running out of time (their patterns or prefixes)."""
         return [*self.budget.timed_out, *(r for r in self.parser.spent() if r not in self.budget.timed_out)]
@@ -328,7 +353,8 @@ class _Selection:
         for start, rules in cleaned.main.items():
             candidates.setdefault(start, set()).update(rules)
         if self.opening_rules and chunk.first_line == 1 and (opening := opening_line(view)) is not None:
-            candidates.setdefault(opening, set()).update(self.opening_rules)
+            for start in self._openings(view, opening):
+                candidates.setdefault(start, set()).update(self.opening_rules)
         hit_lines = self._confirm(view, candidates, main=True)
         hit_lines |= self._sampled(view, cleaned)
         self._surround(view, self._thin_tracebacks(view, hit_lines))
