@@ -882,3 +882,32 @@ def test_an_excerpt_that_opens_on_a_frames_source_line_is_read_from_the_frame_un
     assert first(d) == (3, Cause.PYTHON_EXCEPTION)
     config = '    "lr": 0.1,\n    "epochs": 3\n}\nstep 1\n'  # an indented opening that no frame follows is nothing
     assert run(tmp_path / "b", {"console.log": config}).verdict.outcome is Outcome.NO_FAILURE
+
+
+def _entry(index: int, rank: int, code: int) -> str:
+    return (
+        f"[{index}]:\n  time      : 2026-11-29_10:08:22\n  host      : node01\n"
+        f"  rank      : {rank} (local_rank: {rank})\n  exitcode  : {code} (pid: {4000 + rank})\n"
+        "  error_file: <N/A>\n  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html\n"
+    )
+
+
+def test_a_failure_table_cut_before_its_root_cause_names_no_first_death(tmp_path: Path) -> None:
+    """torchrun lists under `Failures:` every failure but its root cause (ChildFailedError.format_msg)."""
+    head = "============================================================\ntrain.py FAILED\n" + "-" * 60 + "\n"
+    cut = run(tmp_path / "cut", {"console.log": head + "Failures:\n" + _entry(1, 1, 1)})
+    assert cut.verdict.outcome is Outcome.UNDETERMINED and cut.verdict.first_death is None
+    assert "under 'Failures:'" in cut.verdict.reasoning[0]
+    whole = (
+        head
+        + "Failures:\n"
+        + _entry(1, 1, 1)
+        + "-" * 60
+        + "\nRoot Cause (first observed failure):\n"
+        + _entry(0, 0, -9)
+    )
+    assert first(run(tmp_path / "whole", {"console.log": whole})) == (0, Cause.KILLED)
+    old = head + "Root Cause:\n" + _entry(0, 0, -9) + "Other Failures:\n" + _entry(1, 1, 1)  # torch 1.9-1.10's order
+    events = run(tmp_path / "old", {"console.log": old}).events
+    entries = {e.rank: e.facts["root_cause"] for e in events if "root_cause" in e.facts}
+    assert entries == {0: "1", 1: "0"}

@@ -279,7 +279,7 @@ def _under_root_cause(stream: Stream, start: int) -> bool:
         text = stream.texts[j]
         if text.startswith("Root Cause"):
             return True
-        if text.startswith("Failures:"):
+        if text.startswith(("Failures:", "Other Failures:")):  # torch 1.9-1.10 put the others after the root cause
             return False
     return False
 

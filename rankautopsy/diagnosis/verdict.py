@@ -398,16 +398,18 @@ def _stopped_by_scheduler(tl: Timeline, f: Findings) -> None:
             f.torn_down.setdefault(rank, "stopped by the scheduler when the job ended")
 
 
-def _time_key(tl: Timeline, c: Candidate) -> tuple[int, datetime, datetime, float, str, int]:
+def _time_key(tl: Timeline, c: Candidate) -> tuple[int, datetime, datetime, float, int, str, int]:
     """Earliest death first; deaths the clocks cannot place fall back to the order their lines were
-    written in one stream (srun and mpirun print exits in the order they noticed them). Of workers one
-    memory-pressure kill took at once, the one its line says used the most memory comes first."""
+    written in one stream (srun and mpirun print exits in the order they noticed them), but for
+    torchrun's failure table, which prints its other failures above the root cause it noticed first. Of
+    workers one memory-pressure kill took at once, the one its line says used the most memory comes first."""
     event = tl.events[c.evidence[0]] if c.evidence else None
     order = (event.where.source, event.where.line) if event is not None else ("", 0)
     used = -_bytes(event.facts.get("memory")) if event is not None else 0.0
+    other = int(event is not None and event.facts.get("root_cause") == "0")
     if c.time is None:
-        return (1, datetime.max, datetime.max, used, *order)
-    return (0, c.time.latest.replace(tzinfo=None), c.time.earliest.replace(tzinfo=None), used, *order)
+        return (1, datetime.max, datetime.max, used, other, *order)
+    return (0, c.time.latest.replace(tzinfo=None), c.time.earliest.replace(tzinfo=None), used, other, *order)
 
 
 _SIZE = recache.compile(r"^([0-9]{1,12}(?:\.[0-9]{1,6})?)([KMGT]?)i?B$")
@@ -796,6 +798,9 @@ def _name_death(tl: Timeline, f: Findings, skew: timedelta) -> None:
     if first.from_exit_only and alike:
         _undetermined_tie(tl, f, first, alike)
         return
+    if first.from_exit_only and _listed_as_other_failure(tl, first):
+        _root_cause_unseen(tl, f, first)
+        return
     f.outcome = Outcome.FIRST_DEATH
     f.first = _first_death(tl, first)
     f.culprit_events = list(first.evidence)
@@ -844,6 +849,24 @@ def _name_death(tl: Timeline, f: Findings, skew: timedelta) -> None:
         f.fetch_next.append(f"the kernel log of {host}{when} (`dmesg -T`): who sent the SIGKILL")
     if first.phase is Phase.SHUTDOWN:
         f.reasoning.append(f"rank {first.rank} had completed training before it died: it died on exit")
+
+
+def _listed_as_other_failure(tl: Timeline, c: Candidate) -> bool:
+    """Whether the exit is an entry of torchrun's failure table under `Failures:`, and the table's `Root
+    Cause (first observed failure)` entry is not in the lines: the table lists there every failure but
+    the one it names as the root cause, so another rank failed, and was noticed first."""
+    return tl.root_cause_rank is None and any(tl.events[i].facts.get("root_cause") == "0" for i in c.evidence)
+
+
+def _root_cause_unseen(tl: Timeline, f: Findings, first: Candidate) -> None:
+    f.outcome = Outcome.UNDETERMINED
+    f.reasoning[:] = [
+        f"torchrun's failure table lists rank {first.rank} ({first.detail}) under 'Failures:', where it puts every "
+        "failure but its root cause: another rank failed and was noticed first, and its entry is not in these lines"
+    ]
+    f.cap(Confidence.LOW, "the failure table's root-cause entry is not in the lines")
+    f.fetch_next.append("the rest of torchrun's failure table: its 'Root Cause (first observed failure)' entry")
+    _what_to_fetch(tl, f)
 
 
 def _undetermined_tie(tl: Timeline, f: Findings, first: Candidate, alike: list[Candidate]) -> None:
