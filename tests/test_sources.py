@@ -655,3 +655,23 @@ def test_docker_composes_container_column_is_a_layer_where_it_is_the_streams_sha
     rows = [f"row{n} | value {n}" for n in range(40)]  # a table of many names is no compose output
     assert not sniff_profile(rows).compose
     assert strip_prefixes(lines[0])[0] == lines[0]  # nor is the column stripped off a stream not shaped so
+
+
+def test_an_excerpt_quoted_in_markdown_is_read_without_its_quote_marks() -> None:
+    quoted = [
+        "> [rank0]: Traceback (most recent call last):",
+        '>   File "/x.py", line 1, in f',
+        ">",
+        "> [rank0]: ValueError: x",
+    ]
+    profile = sniff_profile(quoted)
+    assert profile.indent == "> "
+    assert strip_prefixes(quoted[0], profile=profile) == ("Traceback (most recent call last):", Prefix(rank=0))
+    assert strip_prefixes(quoted[1], profile=profile)[0] == '  File "/x.py", line 1, in f'
+    code = [
+        ">     [rank1]: step 3",
+        ">     [rank1]: step 4",
+        ">     [rank1]: RuntimeError: boom",
+    ]  # a code block in a quote
+    assert sniff_profile(code).indent == ">     "
+    assert not sniff_profile(["> not all", "of these", "lines are quoted"]).indent

@@ -359,7 +359,12 @@ def elided(line: str) -> bool:
 def _paste_indent(lines: list[str]) -> str:
     """The indent (a tab, or two characters or more) that every line shares, as an excerpt pasted into a
     code block has it; none where it would leave a traceback's frame at column 0 (Python indents frames
-    under their header: the indent is then the log's own). A line of dots alone is where the poster cut."""
+    under their header: the indent is then the log's own). A line of dots alone is where the poster cut.
+    An excerpt quoted in Markdown or a mail has `> ` on every line (`>` alone on its blank ones): that
+    marker, and the indent under it."""
+    if lines and all(line.startswith("> ") or line.rstrip() == ">" for line in lines):
+        inner = [line[2:] for line in lines if line.startswith("> ") and line[2:].strip()]
+        return "> " + (_paste_indent(inner) if inner else "")
     lines = [line for line in lines if not elided(line)] if lines[0][:1] in ELIDED else lines
     indent = lines[0][: len(lines[0]) - len(lines[0].lstrip(" \t"))] if lines else ""
     for line in lines[1:]:
