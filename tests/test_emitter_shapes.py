@@ -880,6 +880,11 @@ def test_an_excerpt_that_opens_on_a_frames_source_line_is_read_from_the_frame_un
     source = "[rank3]:     sys.exit(main())\n[rank3]:              ^^^^^^\n"
     d = run(tmp_path / "a", {"console.log": "\n" + source + HEADLESS + "[rank3]: ValueError: bad sample 17\n"})
     assert first(d) == (3, Cause.PYTHON_EXCEPTION)
+    wrapped = (
+        "[rank3]:     x = self.experts(dispatched_input)\n[rank3]:         ^^\n^^^^^^^^^^^^^^^^^^^^\n"  # a wrap's rest
+    )
+    d = run(tmp_path / "w", {"console.log": wrapped + HEADLESS + "[rank3]: ValueError: bad sample 17\n"})
+    assert first(d) == (3, Cause.PYTHON_EXCEPTION)
     config = '    "lr": 0.1,\n    "epochs": 3\n}\nstep 1\n'  # an indented opening that no frame follows is nothing
     assert run(tmp_path / "b", {"console.log": config}).verdict.outcome is Outcome.NO_FAILURE
 

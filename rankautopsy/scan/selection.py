@@ -85,8 +85,9 @@ _FRAME = (" ", "\t", "│", "╰", "╭")
 # A line between a header and its exception line that an assembly reads otherwise than a frame (a chained
 # traceback, a wrapped frame's rest, a collapsed recursion, an exception group): no repeat is counted there.
 _NOT_A_FRAME = ("Traceback", "During handling", "The above exception", "Exception Group", "[Previous line", ", line ")
-# A traceback's source line under its frame (`    loss = model(batch)`), or the `^^^^` marks under it.
-_SOURCE_LINE = recache.compile(r" {4,}(?!File \")\S|\s+\^+\s*$")
+# A traceback's source line under its frame (`    loss = model(batch)`), or the `^^^^` marks under it (a
+# terminal's wrap may leave part of them at column 0).
+_SOURCE_LINE = recache.compile(r" {4,}(?!File \")\S|\s*\^+\s*$")
 OPENING_SOURCE_LINES = 4  # source lines an excerpt may open on, above the frame or exception line read as its opening
 
 
