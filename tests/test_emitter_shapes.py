@@ -916,3 +916,19 @@ def test_a_failure_table_cut_before_its_root_cause_names_no_first_death(tmp_path
     events = run(tmp_path / "old", {"console.log": old}).events
     entries = {e.rank: e.facts["root_cause"] for e in events if "root_cause" in e.facts}
     assert entries == {0: "1", 1: "0"}
+
+
+def test_a_processs_later_crash_lines_are_what_its_dying_did_not_another_death(tmp_path: Path) -> None:
+    """Open MPI's handler reports an abort, then MXM's a segfault in the same process (its handler chain)."""
+    block = (
+        "[gpu07:40360] *** Process received signal ***\n"
+        "[gpu07:40360] Signal: Aborted (6)\n"
+        "[gpu07:40360] *** End of error message ***\n"
+        "[gpu07:40360:0] Caught signal 11 (Segmentation fault: address not mapped to object at address 0x5)\n"
+        "[gpu07:40361] *** Process received signal ***\n"
+        "[gpu07:40361] Signal: Aborted (6)\n"
+    )
+    d = run(tmp_path, {"console.log": block})
+    assert d.verdict.outcome is Outcome.UNDETERMINED
+    assert d.verdict.first_death is not None and d.verdict.first_death.cause is Cause.ABORT
+    assert [u.cause for u in d.verdict.unattributed] == [Cause.ABORT, Cause.ABORT]

@@ -252,12 +252,24 @@ def _missing_ranks(tl: Timeline) -> list[int]:
 
 
 def _unattributed(tl: Timeline, candidates: Sequence[Candidate]) -> list[Unattributed]:
-    """Causes on lines tied to no rank, and deaths by a signal that an exit report tied to no rank."""
+    """Causes on lines tied to no rank, and deaths by a signal that an exit report tied to no rank. Of one
+    process's cause lines in one file, the first: what its dying did after it (a segfault in the handler of
+    its abort) is no other death."""
     used = {i for c in candidates for i in c.evidence}
-    loose = [
-        Unattributed(e.cause, e.where, e.text)
+    causes = [
+        e
         for i, e in enumerate(tl.events)
         if e.role is Role.CAUSE and e.rank is None and i not in used and e.cause is not Cause.TIME_LIMIT
+    ]
+    firsts: dict[tuple[str, str | None, int], int] = {}  # a process dies once: the first cause its handler printed
+    for e in causes:
+        if e.pid is not None:
+            key = (e.where.source, e.host, e.pid)
+            firsts[key] = min(firsts.get(key, e.where.line), e.where.line)
+    loose = [
+        Unattributed(e.cause, e.where, e.text)
+        for e in causes
+        if e.pid is None or firsts[(e.where.source, e.host, e.pid)] == e.where.line
     ]
     for i in tl.loose_exits:
         signal = as_signal(exit_code(tl.events[i].facts))
