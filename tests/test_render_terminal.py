@@ -41,7 +41,15 @@ from rankautopsy.model import (
 )
 from rankautopsy.pipeline import Options, diagnose
 from rankautopsy.render._labels import FateGroup, fate_counts, remediation_layers, summary_line
-from rankautopsy.render.terminal import Elided, elide, make_console, render_terminal, report_lines, wrap
+from rankautopsy.render.terminal import (
+    Elided,
+    _without_header,
+    elide,
+    make_console,
+    render_terminal,
+    report_lines,
+    wrap,
+)
 from rankautopsy.rulepacks.loader import load_rules
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -472,3 +480,12 @@ def test_a_group_of_ranks_dated_over_days_reads_as_two_times_not_four_dates(
         for day, (hour, minute, second) in zip(days, [(5, 59, 20), (3, 12, 50)], strict=True)
     ]
     assert said in group.text(with_date, many_hosts=False)
+
+
+def test_a_logging_header_leaves_the_timeline_row_its_message() -> None:
+    assert _without_header("[2025-04-23 21:31:41 TP2] Scheduler hit an exception: x") == "Scheduler hit an exception: x"
+    assert _without_header("[2025-04-23 21:31:41 DP1 TP2 EP2] Scheduler hit an exception: x") == (
+        "Scheduler hit an exception: x"
+    )
+    assert _without_header("2026-11-29 07:00:10,000 WARNING lost peer") == "lost peer"
+    assert _without_header("W1129 09:24:13.130000 8855 file.py:1028] Sending SIGTERM") == "Sending SIGTERM"

@@ -452,10 +452,11 @@ def _without_header(text: str) -> str:
 
 
 # c10d's `[PG ID 0 PG GUID 0(default_pg) Rank 5] ` before its messages: the rank has its own column
-# Python logging's `2026-11-29 07:00:10,000 WARNING ` (or `[2026-11-29 07:00:10,000] [WARNING] `):
-# the time has its column, and the level says less than the message.
+# Python logging's `2026-11-29 07:00:10,000 WARNING ` (or `[2026-11-29 07:00:10,000] [WARNING] `, SGLang's
+# `[2025-04-23 21:31:41 TP2] `): the time has its column, and the level says less than the message.
 _LOG_HEADER = recache.compile(
-    r"\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?[ \t]+"
+    r"\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
+    r"(?: (?:DP|PP|TP|EP|ATTN_CP|MOE_DP)\d{1,5})*\]?[ \t]+"
     r"(?:\[?(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\]?[ \t:]+)?"
 )
 _PG_TAG = recache.compile(r"^\[PG ID [^\]]{0,80}\] +(?=\S)")
