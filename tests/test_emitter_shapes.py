@@ -6,8 +6,11 @@ from __future__ import annotations
 from datetime import UTC
 from pathlib import Path
 
+import pytest
+
 from rankautopsy.model import Cause, Diagnosis, Fate, Outcome, Phase
 from rankautopsy.pipeline import Options, diagnose
+from rankautopsy.sources.lines import LineParser
 from rankautopsy.sources.ranks import content_rank, content_rank_shapes, default_pg_rank
 
 
@@ -932,3 +935,15 @@ def test_a_processs_later_crash_lines_are_what_its_dying_did_not_another_death(t
     assert d.verdict.outcome is Outcome.UNDETERMINED
     assert d.verdict.first_death is not None and d.verdict.first_death.cause is Cause.ABORT
     assert [u.cause for u in d.verdict.unattributed] == [Cause.ABORT, Cause.ABORT]
+
+
+def test_a_stream_read_whole_opens_on_source_lines_as_a_chunked_one_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The whole read (a hard wrap, pytest's report) tries the opening rules on the same lines, and an
+    input of source lines alone, with no line after them, is nothing."""
+    monkeypatch.setattr(LineParser, "sequential", property(lambda self: True))
+    source = "[rank3]:     sys.exit(main())\n[rank3]:              ^^^^^^\n"
+    d = run(tmp_path / "a", {"console.log": source + HEADLESS + "[rank3]: ValueError: bad sample 17\n"})
+    assert first(d) == (3, Cause.PYTHON_EXCEPTION)
+    assert run(tmp_path / "b", {"console.log": "    x = f()\n    y = g()\n"}).verdict.outcome is Outcome.NO_FAILURE

@@ -31,7 +31,7 @@ import itertools
 import weakref
 from bisect import bisect_left, bisect_right
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from rankautopsy import recache
@@ -91,8 +91,17 @@ _SOURCE_LINE = recache.compile(r" {4,}(?!File \")\S|\s*\^+\s*$")
 OPENING_SOURCE_LINES = 4  # source lines an excerpt may open on, above the frame or exception line read as its opening
 
 
-def source_line(text: str) -> bool:
-    return _SOURCE_LINE.match(text) is not None
+def openings(lines: Iterable[tuple[int, str | None]]) -> list[int]:
+    """Of an input's lines from its opening one on (position, message), where the opening rules are tried:
+    the opening line and, where it is a traceback's source line (an excerpt cut between a frame and its
+    code), the lines after it up to the first that is not one, which opens the excerpt as the opening
+    line would (at most OPENING_SOURCE_LINES on)."""
+    out = []
+    for n, (at, text) in enumerate(lines):
+        out.append(at)
+        if n == OPENING_SOURCE_LINES or text is None or _SOURCE_LINE.match(text) is None:
+            break
+    return out
 
 
 REPEAT_BLOCK = 64  # frames read for a traceback's repeat key, at most
@@ -175,10 +184,7 @@ def _read_whole(selection: _Selection, parts: list[bytes], chunks: Iterable[Chun
             candidates.setdefault(bisect_right(starts, offset) - 1, set()).add(rule)
     opening = next((i for i, text in enumerate(stream.texts[:OPENING_LINES]) if not elided(text)), None)
     if selection.opening_rules and opening is not None:
-        at = opening
-        candidates.setdefault(at, set()).update(selection.opening_rules)
-        while at < min(len(stream), opening + OPENING_SOURCE_LINES) and source_line(stream.texts[at]):
-            at += 1  # as `_Selection._openings`
+        for at in openings((i, stream.texts[i]) for i in range(opening, len(stream))):
             candidates.setdefault(at, set()).update(selection.opening_rules)
     hits: list[Hit] = []
     dropped: set[int] = set()
@@ -323,17 +329,12 @@ class _Selection:
         self.countable = _countable(self.engine)
         self.opening_rules = self.engine.opening_rules(self.kind) if self.source.opens else frozenset()
 
-    def _openings(self, view: View, opening: int) -> list[int]:
-        """The opening line and, where it is a traceback's source line (an excerpt cut between a frame and
-        its code), the lines after it up to the first that is not one: the frame or the exception line
-        under them opens the excerpt as the opening line would."""
-        out, pos = [opening], opening
-        for _ in range(OPENING_SOURCE_LINES):
+    def _messages(self, view: View, pos: int) -> Iterator[tuple[int, str | None]]:
+        """The chunk's lines from `pos` on, each with its message (None: the parse reads no message alone)."""
+        while pos < view.end:
             read = self.parser.message(view.text(pos), self.stamped)
-            if read is None or not source_line(read[1]) or (pos := view.next_line(pos + 1)) >= view.end:
-                break
-            out.append(pos)
-        return out
+            yield pos, None if read is None else read[1]
+            pos = view.next_line(pos + 1)
 
     def timed_out(self) -> list[str]:
         """User rules dropped on this stream for running out of time (their patterns or prefixes)."""
@@ -354,7 +355,7 @@ class _Selection:
         for start, rules in cleaned.main.items():
             candidates.setdefault(start, set()).update(rules)
         if self.opening_rules and chunk.first_line == 1 and (opening := opening_line(view)) is not None:
-            for start in self._openings(view, opening):
+            for start in openings(self._messages(view, opening)):
                 candidates.setdefault(start, set()).update(self.opening_rules)
         hit_lines = self._confirm(view, candidates, main=True)
         hit_lines |= self._sampled(view, cleaned)
