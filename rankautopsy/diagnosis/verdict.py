@@ -93,8 +93,12 @@ def signal_code(code: int | None) -> int | None:
 def decide(tl: Timeline, skew: timedelta) -> Findings:
     collateral, torn_down, clean = _bystanders(tl)
     teardown = _first_with(tl, Effect.TEARDOWN)  # once: it bounds every candidate's death (100,000 events)
+    began = _training_began(tl)  # once too: every candidate's phase is held against it
     candidates = [
-        c for r in tl.ranks.values() if r.rank not in collateral if (c := _candidate(tl, r, teardown)) is not None
+        c
+        for r in tl.ranks.values()
+        if r.rank not in collateral
+        if (c := _candidate(tl, r, teardown, began)) is not None
     ]
     candidates = [c for c in candidates if c.rank not in torn_down or not c.from_exit_only]
     for c in candidates:
@@ -533,7 +537,7 @@ def _precedes(tl: Timeline, a: int, b: int) -> bool:
     return a < b
 
 
-def _candidate(tl: Timeline, r: RankState, teardown: datetime | None) -> Candidate | None:
+def _candidate(tl: Timeline, r: RankState, teardown: datetime | None, began: datetime | None) -> Candidate | None:
     code = signal_code(r.exit.code) if r.exit else None
     steps = [j for j in r.events if tl.events[j].role is Role.PROGRESS]  # a few: the scan thins them
     last_cause = _last_cause_lines(tl, r)
@@ -554,7 +558,7 @@ def _candidate(tl: Timeline, r: RankState, teardown: datetime | None) -> Candida
             _death_time(tl, r, e.time, e.facts),
             [best, *_support(r)],
             _detail(e),
-            phase=_phase(tl, r, best),
+            phase=_phase(tl, r, best, began),
             reported=_death_bounds(tl, r, e, teardown),
         )
     recorded = [i for i in r.events if _recorded(tl, i, Role.CAUSE)]
@@ -586,7 +590,7 @@ def _candidate(tl: Timeline, r: RankState, teardown: datetime | None) -> Candida
         [r.exit.event],
         detail,
         from_exit_only=True,
-        phase=_phase(tl, r, r.exit.event),
+        phase=_phase(tl, r, r.exit.event, began),
         reported=_death_bounds(tl, r, None, teardown),
     )
 
@@ -752,25 +756,29 @@ def _narrow(span: TimeSpan | None, bound: TimeSpan | None) -> TimeSpan | None:
     return TimeSpan(earliest, latest) if earliest <= latest else bound
 
 
-def _phase(tl: Timeline, r: RankState, death: int) -> Phase:
-    """Shutdown after the rank completed; start-up where the job logged training progress and this death
-    is bounded before every progress line's stamp (the order of lines alone proves nothing: stdout is
-    flushed late, a pytest report prints the traceback over the captured output); else training, which
-    is also all that a job logging no progress can be said to be in."""
+def _phase(tl: Timeline, r: RankState, death: int, began: datetime | None) -> Phase:
+    """Shutdown after the rank completed; start-up where the death is bounded (its own stamp, or stamped
+    lines on both sides: one open on the right could be any time later) before the job's training
+    progress `began`; else training, which is also all that a job logging no progress can be said to be in."""
     if r.completed is not None and _precedes(tl, r.completed, death):
         return Phase.SHUTDOWN
-    progress = [e for e in tl.events if e.role is Role.PROGRESS]
-    if progress and all(_stamped_before(tl.events[death], e) for e in progress):
+    e = tl.events[death]
+    if began is not None and e.time is not None and "time_open" not in e.facts and e.time.latest <= began:
         return Phase.STARTUP
     return Phase.TRAINING
 
 
-def _stamped_before(death: Event, progress: Event) -> bool:
-    """Whether the death is bounded by a stamp (its own, or a later line's: one whose time is only open
-    on the right could be any time later) wholly earlier than the progress line's own stamp."""
-    if death.time is None or "time_open" in death.facts or progress.time is None or not progress.stamped:
-        return False
-    return death.time.latest <= progress.time.earliest
+def _training_began(tl: Timeline) -> datetime | None:
+    """The earliest stamp of the job's progress lines, where each has its own (the order of lines alone
+    proves nothing: stdout is flushed late, a pytest report prints the traceback over the captured
+    output); None where one has none, or the job logged no progress."""
+    began = None
+    for e in tl.events:
+        if e.role is Role.PROGRESS:
+            if not e.stamped or e.time is None:
+                return None
+            began = e.time.earliest if began is None else min(began, e.time.earliest)
+    return began
 
 
 def _detail(e: Event) -> str:
