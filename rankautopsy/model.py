@@ -62,6 +62,7 @@ class Effect(StrEnum):
     IDENTITY = "identity"  # ties rank|comm_rank+nranks|local_rank, pid, host, busid together
     NAMES_CULPRIT = "names_culprit"  # a symptom that names whom it waits for: culprit|culprits|culprit_local_rank
     NAMES_WAITER = "names_waiter"  # names ranks that are alive and waiting: ranks (their complement is suspect)
+    STALLED = "stalled"  # printed by a process alive and stuck (a live stack dump, a hang watchdog): the job hung
     PREFIX = "prefix"  # a launcher's tag at the start of each line: rank|local_rank|host; stripped before matching
 
 
@@ -222,7 +223,8 @@ class FirstDeath:
     phase: Phase = Phase.TRAINING
     detail: str = ""  # e.g. "ValueError: bad sample 1234"
     evidence: tuple[Evidence, ...] = ()
-    method: str = "own_cause"  # own_cause, exit_status, job_cause, sequence, missing, lagging, named, unattributed, tie
+    # own_cause, exit_status, job_cause, sequence, missing, lagging, named, unattributed, tie, stalled
+    method: str = "own_cause"
 
 
 @record

@@ -46,6 +46,7 @@ EFFECT_FACTS: Mapping[Effect, tuple[frozenset[str], ...]] = {
     Effect.IDENTITY: (frozenset({"pid", "busid", "host"}),),
     Effect.NAMES_CULPRIT: (frozenset({"culprit", "culprits", "culprit_local_rank"}),),
     Effect.NAMES_WAITER: (frozenset({"ranks"}),),
+    Effect.STALLED: (),
     Effect.PREFIX: (frozenset({"rank", "local_rank", "host"}),),
 }
 _ROLE_CAUSES = {
