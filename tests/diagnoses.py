@@ -9,6 +9,7 @@ from rankautopsy.model import (
     Cause,
     Confidence,
     Diagnosis,
+    Effect,
     Event,
     Evidence,
     Fate,
@@ -594,9 +595,82 @@ def hang_diagnosis() -> Diagnosis:
     return Diagnosis(verdict=verdict, ranks=ranks, events=(stuck, *timeouts, hang), inputs=inputs)
 
 
+# ---- scenario 5: a hang that names no culprit: dumps of live processes, the launcher stopped from outside ----
+
+
+def stalled_diagnosis() -> Diagnosis:
+    stall = Event(
+        rule="python.py-spy-in-collective",
+        cause=Cause.COLLECTIVE_TIMEOUT,
+        role=Role.SYMPTOM,
+        where=loc("dumps/rank_0.txt", 5),
+        text="    all_reduce (torch/distributed/distributed_c10d.py:3252)",
+        rank=0,
+        facts={"op": "all_reduce"},
+        effects=frozenset({Effect.STALLED}),
+    )
+    events = (
+        stall,
+        Event(
+            rule="python.faulthandler-timeout",
+            cause=Cause.CONTEXT,
+            role=Role.CONTEXT,
+            where=loc("logs/console.log", 17),
+            text="Timeout (0:10:00)!",
+            time=span("09:40:00.0", 20.0),
+            effects=frozenset({Effect.STALLED}),
+        ),
+        Event(
+            rule="torchrun.sending-signal",
+            cause=Cause.LAUNCHER_TEARDOWN,
+            role=Role.SYMPTOM,
+            where=loc("logs/console.log", 21),
+            text="Sending process 4201 closing signal SIGTERM",
+            rank=1,
+            time=span("09:41:07.5"),
+        ),
+    )
+    ranks = (
+        RankReport(rank=0, fate=Fate.COLLATERAL, host="gpu-a", pid=4200, last_step=812, events=(0,),
+                   summary="waiting in all_reduce (py-spy dump)"),
+        RankReport(rank=1, fate=Fate.TORN_DOWN, host="gpu-a", pid=4201, exitcode=-15, last_step=812,
+                   last_seen=at("09:41:07.5"), events=(2,), summary="torn down by the launcher (SIGTERM)"),
+    )  # fmt: skip
+    verdict = Verdict(
+        outcome=Outcome.HANG,
+        first_death=FirstDeath(
+            rank=None,
+            cause=Cause.HANG,
+            rule=None,
+            method="stalled",
+            detail=stall.text.strip(),
+            evidence=(Evidence(stall.where, stall.text),),
+        ),
+        confidence=Confidence.MEDIUM,
+        caps=("no culprit is named: the lines show the job stuck, not which rank it waited for",),
+        reasoning=(
+            "rank 0 was alive and stuck, per python.py-spy-in-collective at dumps/rank_0.txt:5: "
+            "all_reduce (torch/distributed/distributed_c10d.py:3252)",
+            "no rank died and none is named as the one the others wait for: the job hung, and these lines do not "
+            "say on which rank",
+        ),
+        not_first=(0,),
+        fetch_next=(
+            "a stack dump of every rank while it hangs (`py-spy dump --pid PID`): the culprit is the rank not "
+            "inside the collective the others wait in",
+        ),
+    )
+    inputs = (
+        Input(path="dumps/rank_0.txt", kind=StreamKind.RANK_LOG, rank=0, lines=9),
+        Input(path="logs/console.log", kind=StreamKind.CONSOLE, lines=40),
+    )
+    return Diagnosis(verdict=verdict, ranks=ranks, events=events, inputs=inputs)
+
+
 SCENARIOS: dict[str, Callable[[], Diagnosis]] = {
     "python_exception": exception_diagnosis,
     "host_oom": oom_diagnosis,
     "clean": clean_diagnosis,
     "hang_1024": hang_diagnosis,
+    "stalled_hang": stalled_diagnosis,
 }

@@ -412,3 +412,86 @@ def test_a_cpp_terminate_takes_the_cause_its_what_line_names(tmp_path: Path, wha
     assert first is not None and (first.rank, first.cause) == (3, cause)
     assert [e.cause for e in d.events if e.role is Role.CAUSE] == [cause]  # the pair is one event
     assert f"c10::Error: {what}" in first.detail
+
+
+# ---- a hang without a culprit: processes alive and stuck (Effect.STALLED), no death, no rank named ----
+
+HANG_FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "torchrun-hang-faulthandler-pyspy-rank1" / "logs"
+
+
+def pyspy(pid: int, frames: list[str]) -> str:
+    body = "".join(f"    {frame}\n" for frame in frames)
+    head = f"Process {pid}: python train.py\nPython v3.11.7 (/usr/bin/python3.11)\n\n"
+    return f'{head}Thread {pid} (idle): "MainThread"\n{body}'
+
+
+IN_ALL_REDUCE = [
+    "all_reduce (torch/distributed/distributed_c10d.py:3252)",
+    "train (train.py:40)",
+    "<module> (train.py:90)",
+]
+
+
+def test_a_real_console_of_interleaved_hang_dumps_is_a_hang_without_a_culprit(tmp_path: Path) -> None:
+    """faulthandler's `Timeout (0:00:08)!` on both ranks, interleaved, then the launcher stopped from outside:
+    a hang, but nothing says whose; exit status 3, as for any verdict that names no culprit."""
+    log = tmp_path / "console.log"
+    log.write_bytes((HANG_FIXTURE / "console.log").read_bytes())
+    result = CliRunner().invoke(app, ["diagnose", str(log), "--format", "json"])
+    verdict = json.loads(result.stdout)["verdict"]
+    assert result.exit_code == 3
+    assert verdict["outcome"] == "hang" and verdict["hang"] is True
+    first = verdict["first_death"]
+    assert (first["rank"], first["cause"], first["method"]) == (None, "hang", "stalled")
+    assert verdict["confidence"] == "medium"
+    assert any("py-spy dump" in step for step in verdict["fetch_next"])
+    assert verdict["not_first"] == []  # torn down is not ruled out: either rank may be the one stuck
+
+
+def test_dumps_of_every_rank_inside_the_collective_name_no_culprit(tmp_path: Path) -> None:
+    files = {f"rank{r}.txt": pyspy(4200 + r, IN_ALL_REDUCE) for r in range(2)}
+    d = run(tmp_path, files)
+    assert d.verdict.outcome is Outcome.HANG
+    assert d.verdict.first_death is not None and d.verdict.first_death.rank is None
+    assert d.verdict.not_first == (0, 1)  # both reported waiting
+
+
+def test_a_rank_whose_dump_is_elsewhere_is_still_named(tmp_path: Path) -> None:
+    files = {
+        "rank0.txt": pyspy(4200, IN_ALL_REDUCE),
+        "rank1.txt": pyspy(4201, ["load (data.py:12)", "train (train.py:31)"]),
+    }
+    first = run(tmp_path, files).verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (1, Cause.HANG)
+
+
+def test_progress_after_the_hang_timer_is_no_hang(tmp_path: Path) -> None:
+    """A timer armed once fires on a slow step; the rank then went on: nothing hung."""
+    d = run(tmp_path, {"rank0.log": "Timeout (0:05:00)!\n" + step_lines(0, 5)})
+    assert d.verdict.outcome is Outcome.NO_FAILURE
+
+
+def test_ranks_that_gave_up_waiting_make_the_job_failed_not_only_hung(tmp_path: Path) -> None:
+    """A stall and then the watchdog's timeouts: the job failed of it, and who hung is unknown: undetermined,
+    as with the timeouts alone."""
+    from test_verdict import watchdog
+
+    files = {f"rank{r}.log": step_lines(r, 5) + "Timeout (0:05:00)!\n" + watchdog(r, 9, 9, 8) for r in range(2)}
+    assert run(tmp_path, files).verdict.outcome is Outcome.UNDETERMINED
+
+
+def test_a_death_beside_a_dump_is_no_bare_hang(tmp_path: Path) -> None:
+    console = pyspy(4200, IN_ALL_REDUCE) + "Segmentation fault (core dumped)\n"
+    assert run(tmp_path, {"console.log": console}).verdict.outcome is Outcome.UNDETERMINED
+
+
+def test_the_rank_waiting_in_the_store_barrier_is_never_the_one_waited_for(tmp_path: Path) -> None:
+    """torch 1.x logs this every 10 s at start-up while ranks are missing: rank 0 is alive and waiting."""
+    line = (
+        "[2025-03-11 05:21:{s:02d},421][torch.distributed.distributed_c10d][INFO] - Waiting in store based barrier to "
+        "initialize process group for rank: 0, key: store_based_barrier_key:1 (world_size=4, worker_count=1, "
+        "timeout=0:30:00)\n"
+    )
+    d = run(tmp_path, {"console.log": "".join(line.format(s=s) for s in (4, 14, 24))})
+    assert d.verdict.outcome is Outcome.HANG
+    assert d.verdict.first_death is not None and d.verdict.first_death.rank is None

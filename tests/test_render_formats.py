@@ -43,7 +43,7 @@ from rankautopsy.model import (
     Verdict,
 )
 from rankautopsy.render import Format, render_text
-from rankautopsy.render._labels import plain
+from rankautopsy.render._labels import named, plain
 from rankautopsy.render.github import SUMMARY_HINT, escape_data, escape_property, render_github
 from rankautopsy.render.html import render_html
 from rankautopsy.render.json import render_json
@@ -191,12 +191,20 @@ def test_junit_parses_one_case_per_rank(name: str) -> None:
     suite = root.find("testsuite")
     assert root.tag == "testsuites" and suite is not None and suite.get("name") == "rankautopsy"
     cases = suite.findall("testcase")
-    assert [c.get("name") for c in cases] == [f"rank {r.rank}" for r in sorted(d.ranks, key=lambda r: r.rank)]
+    job = named(d.verdict) is None and d.verdict.outcome in (
+        Outcome.UNDETERMINED,
+        Outcome.HANG,
+    )  # no culprit: a job case
+    ranks = [f"rank {r.rank}" for r in sorted(d.ranks, key=lambda r: r.rank)]
+    assert [c.get("name") for c in cases] == ["job"] * job + ranks
     failed = {r.rank for r in d.ranks if r.fate in (Fate.FIRST_DEATH, Fate.DIED)}
     skipped = {r.rank for r in d.ranks if r.fate in (Fate.COLLATERAL, Fate.TORN_DOWN)}
-    assert suite.get("tests") == str(len(cases)) and suite.get("failures") == str(len(failed))
+    assert suite.get("tests") == str(len(cases)) and suite.get("failures") == str(len(failed) + job)
     assert suite.get("skipped") == str(len(skipped))
-    for case, r in zip(cases, sorted(d.ranks, key=lambda r: r.rank), strict=True):
+    if job:
+        failure = cases[0].find("failure")
+        assert failure is not None and failure.get("type") == d.verdict.outcome.value
+    for case, r in zip(cases[job:], sorted(d.ranks, key=lambda r: r.rank), strict=True):
         failure, skip = case.find("failure"), case.find("skipped")
         if r.rank in skipped:
             assert failure is None and skip is not None and xml_text(r.summary) in skip.get("message", "")

@@ -21,6 +21,8 @@ from rankautopsy.errors import OptionError, RankautopsyError
 if TYPE_CHECKING:
     from typer import Typer
 
+    from rankautopsy.model import Verdict
+
 PROG = "rankautopsy"
 STDIN = "-"
 MIN_WIDTH = 40
@@ -30,7 +32,18 @@ class Exit(IntEnum):
     NO_DEATH = 0  # clean, or no failure seen
     DEATH = 1  # a first death or hang culprit is named
     ERROR = 2  # bad usage or unreadable input
-    UNDETERMINED = 3  # the job failed, but the first death cannot be named from these logs
+    UNDETERMINED = 3  # the job failed (or hung), but the first death (or culprit) cannot be named from these logs
+
+
+def verdict_exit(verdict: "Verdict") -> Exit:
+    """DEATH where a first death or a hang culprit is named, UNDETERMINED where the job failed or hung and
+    none can be, else NO_DEATH."""
+    from rankautopsy.model import Outcome
+    from rankautopsy.render._labels import named
+
+    if named(verdict) is not None:
+        return Exit.DEATH
+    return Exit.UNDETERMINED if verdict.outcome in (Outcome.UNDETERMINED, Outcome.HANG) else Exit.NO_DEATH
 
 
 _state: dict[str, Any] = {"debug": False, "command": PROG}

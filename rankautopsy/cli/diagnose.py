@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import IO, TYPE_CHECKING
 
-from rankautopsy.cli import MIN_WIDTH, PROG, STDIN, Exit, _state
+from rankautopsy.cli import MIN_WIDTH, PROG, STDIN, Exit, _state, verdict_exit
 from rankautopsy.errors import InputError, OptionError, UsageError
 from rankautopsy.render import Format
 
@@ -46,7 +46,6 @@ def run(
     from datetime import timedelta
     from pathlib import Path
 
-    from rankautopsy.model import Outcome
     from rankautopsy.pipeline import Options, diagnose
     from rankautopsy.rulepacks.sources import user_rule_paths
 
@@ -79,8 +78,7 @@ def run(
         render_terminal(result, console, checklist=checklist, verbose=verbose)
 
     emit(result, output_format, output, terminal)
-    exits = {Outcome.FIRST_DEATH: Exit.DEATH, Outcome.HANG: Exit.DEATH, Outcome.UNDETERMINED: Exit.UNDETERMINED}
-    return Exit.NO_DEATH if exit_zero else exits.get(result.verdict.outcome, Exit.NO_DEATH)
+    return Exit.NO_DEATH if exit_zero else verdict_exit(result.verdict)
 
 
 def use_color(flag: bool | None, stream: IO[str]) -> bool:

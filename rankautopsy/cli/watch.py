@@ -92,10 +92,9 @@ def watch_command(
     """Follow a running job's logs; print the first death (or hang culprit) seconds after it happens."""
     from datetime import timedelta
 
-    from rankautopsy.cli import raise_if_stopped
+    from rankautopsy.cli import Exit, raise_if_stopped, verdict_exit
     from rankautopsy.cli.diagnose import boot_of, emit, use_color, zone_of
     from rankautopsy.live import Watcher, WatchOptions
-    from rankautopsy.model import Outcome
     from rankautopsy.pipeline import Options
     from rankautopsy.render.terminal import make_console, render_terminal
     from rankautopsy.rulepacks.sources import user_rule_paths
@@ -131,11 +130,10 @@ def watch_command(
     console = make_console(sys.stdout, width, colour)
     emit(result, output_format, output, lambda: render_terminal(result, console))
     sys.stdout.flush()
-    named = result.verdict.outcome in (Outcome.FIRST_DEATH, Outcome.HANG)
-    if on_first_death and named:
+    code = verdict_exit(result.verdict)
+    if on_first_death and code is Exit.DEATH:
         _run_hook(on_first_death, result)
-    codes = {Outcome.FIRST_DEATH: 1, Outcome.HANG: 1, Outcome.UNDETERMINED: 3}
-    raise typer.Exit(codes.get(result.verdict.outcome, 0) if exit_status else 0)
+    raise typer.Exit(int(code) if exit_status else 0)
 
 
 def _stdin_lines() -> queue.Queue[bytes]:

@@ -125,6 +125,8 @@ def decide(tl: Timeline, skew: timedelta) -> Findings:
     _rule_out(tl, f, skew)
     first = f.first.rank if f.first else None
     f.not_first = sorted((f.collateral.keys() | f.torn_down.keys() | f.clean) - {first})
+    if f.outcome is Outcome.HANG and first is None:  # any rank that did not report waiting may be the one stuck
+        f.not_first = sorted(f.collateral)
     return f
 
 
@@ -144,13 +146,18 @@ def failure_seen(tl: Timeline) -> bool:
 
 
 def _settle_without_culprit(tl: Timeline, f: Findings) -> None:
-    """No rank named: clean, no failure seen, or undetermined with what is known and what to fetch."""
-    if not failure_seen(tl):
+    """No rank named: clean, no failure seen, a hang without a culprit, or undetermined with what is known
+    and what to fetch."""
+    seen = failure_seen(tl)
+    if not seen:
         ended = [r for r in tl.ranks.values() if r.rank in f.clean]
         if tl.ranks and len(ended) == len(tl.ranks) and not _missing_ranks(tl):
             f.outcome, f.confidence = Outcome.CLEAN, Confidence.HIGH
             f.reasoning.append(f"every rank seen ({len(ended)}) finished: an exit 0 or a completion line, no failure")
             return
+    if _hung_without_culprit(tl, f):
+        return
+    if not seen:
         f.outcome = Outcome.NO_FAILURE
         f.cap(Confidence.MEDIUM, "no failure line, but not every rank logged its end")
         f.reasoning.append("no failure line was found, and not every rank logged an end (still running, or cut off)")
@@ -192,6 +199,70 @@ def _settle_without_culprit(tl: Timeline, f: Findings) -> None:
         )
     _what_to_fetch(tl, f)
     _unmapped_on_other_nodes(tl, f)
+
+
+_STOPS = {2, 1, 9, 15}  # SIGINT, SIGHUP, SIGKILL, SIGTERM: how a hung job is ended from outside
+
+
+def _hung_without_culprit(tl: Timeline, f: Findings) -> bool:
+    """No rank died and none is named, but a process was alive and stuck (a live stack dump, a hang
+    watchdog's report: `Effect.STALLED`) and made no progress after it: the job hung, its culprit unknown.
+    Not where a cause, a cut-off traceback or an exit other than a stop signal says that something died, nor
+    where a rank gave up waiting (the job then failed of the hang: undetermined, as with timeouts alone)."""
+    stalls = [i for i, e in enumerate(tl.events) if Effect.STALLED in e.effects]
+    if not stalls or f.unattributed or _cut_off(tl) or _went_on_after(tl, stalls) or _gave_up(tl):
+        return False
+    codes = [exit_code(tl.events[i].facts) for i in tl.loose_exits]
+    codes += [r.exit.code for r in tl.ranks.values() if r.exit is not None]
+    if any(code not in (0, None) and as_signal(code) not in _STOPS for code in codes):
+        return False
+    e = tl.events[stalls[0]]
+    who = f"rank {e.rank}" if e.rank is not None else "a process"
+    f.outcome = Outcome.HANG
+    f.first = FirstDeath(
+        rank=None,
+        cause=Cause.HANG,
+        rule=None,
+        method="stalled",
+        detail=e.text.strip()[:200],
+        evidence=_evidence(tl, stalls[:2]),
+    )
+    f.culprit_events = stalls[:2]
+    f.cap(Confidence.MEDIUM, "no culprit is named: the lines show the job stuck, not which rank it waited for")
+    said = e.text.strip()
+    f.reasoning.append(
+        f"{who} was alive and stuck, per {e.rule} at {e.where.source}:{e.where.line}: "
+        f"{said[:120]}{'…' if len(said) > 120 else ''}"
+    )
+    f.reasoning.append(
+        "no rank died and none is named as the one the others wait for: the job hung, and these lines do not "
+        "say on which rank"
+    )
+    f.fetch_next.append(
+        "a stack dump of every rank while it hangs (`py-spy dump --pid PID`): the culprit is the rank not "
+        "inside the collective the others wait in"
+    )
+    return True
+
+
+def _gave_up(tl: Timeline) -> bool:
+    """Whether a rank gave up waiting (a timeout, a lost peer, a watchdog's abort that is no stall report):
+    then the job failed, it did not only hang."""
+    return any(
+        e.role is Role.SYMPTOM and e.cause is not Cause.LAUNCHER_TEARDOWN and Effect.STALLED not in e.effects
+        for e in tl.events
+    )
+
+
+def _went_on_after(tl: Timeline, stalls: list[int]) -> bool:
+    """Whether the last stall's input logged progress or a rank's completion after it."""
+    last = tl.events[stalls[-1]]
+    return any(
+        (e.role is Role.PROGRESS or Effect.COMPLETE in e.effects)
+        and e.where.source == last.where.source
+        and e.where.line > last.where.line
+        for e in tl.events
+    )
 
 
 def _cut_off(tl: Timeline) -> list[Event]:

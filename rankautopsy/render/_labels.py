@@ -153,9 +153,20 @@ OUTCOME_LABELS: dict[Outcome, tuple[str, str]] = {
 }
 
 
+_HUNG = ("hang", "Hang: the job stopped making progress, but no culprit can be named")
+
+
 def named(v: Verdict) -> FirstDeath | None:
-    """The first death or hang culprit the verdict names; an undetermined cause without a rank is not one."""
+    """The first death or hang culprit the verdict names; an undetermined cause without a rank is not one,
+    nor a hang without a culprit."""
+    if v.outcome is Outcome.HANG and v.first_death is not None and v.first_death.rank is None:
+        return None
     return v.first_death if v.outcome in (Outcome.FIRST_DEATH, Outcome.HANG) else None
+
+
+def outcome_label(v: Verdict) -> tuple[str, str]:
+    """The outcome's short label and its words (`OUTCOME_LABELS`), for a hang without a culprit its own."""
+    return _HUNG if v.outcome is Outcome.HANG and named(v) is None else OUTCOME_LABELS[v.outcome]
 
 
 def is_clean(v: Verdict) -> bool:
@@ -165,11 +176,12 @@ def is_clean(v: Verdict) -> bool:
 def outcome_lines(v: Verdict) -> list[str]:
     """What a verdict without a named culprit knows, and what would settle it."""
     lines = list(v.reasoning)
-    if v.outcome is Outcome.UNDETERMINED:
-        if v.first_death is not None:
+    if v.outcome in (Outcome.UNDETERMINED, Outcome.HANG):
+        if v.first_death is not None and v.outcome is Outcome.UNDETERMINED:
             lines.insert(0, f"cause seen: {CAUSE_LABELS[v.first_death.cause][1]}, rank unknown")
         if v.not_first:
-            lines.append(f"did not die first: rank(s) {rank_ranges(v.not_first)}")
+            verb = "did not die first" if v.outcome is Outcome.UNDETERMINED else "reported waiting, not the culprit"
+            lines.append(f"{verb}: rank(s) {rank_ranges(v.not_first)}")
         lines += [f"fetch next: {step}" for step in v.fetch_next]
         lines += list(v.notes)
     return lines or ["There were failures, but none could be attributed to a first death."]
@@ -179,6 +191,7 @@ _SHORT_OUTCOMES = {
     Outcome.CLEAN: "clean: every rank finished",
     Outcome.NO_FAILURE: "no failure seen, not every rank logged its end",
     Outcome.UNDETERMINED: "undetermined: the first death cannot be named",
+    Outcome.HANG: "hang: the job stopped making progress, no culprit named",
 }
 
 

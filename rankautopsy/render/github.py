@@ -20,13 +20,13 @@ from rankautopsy.model import Cause, Diagnosis, Evidence, Fate, FirstDeath, Loca
 from rankautopsy.render._labels import (
     CAUSE_LABELS,
     FATE_LABELS,
-    OUTCOME_LABELS,
     clip,
     death_when,
     decisive_evidence,
     headline,
     is_clean,
     named,
+    outcome_label,
     outcome_lines,
     plain,
 )
@@ -43,7 +43,7 @@ def render_github(d: Diagnosis, workspace: str | None = None) -> str:
     root = os.environ.get("GITHUB_WORKSPACE", "") if workspace is None else workspace
     v = d.verdict
     fd = named(v)
-    title, words = OUTCOME_LABELS[v.outcome]
+    title, words = outcome_label(v)
     if fd is not None:
         return _first_death(d, fd, root)
     if not is_clean(v):

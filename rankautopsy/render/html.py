@@ -14,7 +14,6 @@ from rankautopsy import recache
 from rankautopsy.model import Cause, Diagnosis, Evidence, Fate, FirstDeath, RankReport, Verdict
 from rankautopsy.render._labels import (
     FATE_LABELS,
-    OUTCOME_LABELS,
     PHASE_LABELS,
     clip,
     clock,
@@ -24,6 +23,7 @@ from rankautopsy.render._labels import (
     headline,
     is_clean,
     named,
+    outcome_label,
     outcome_lines,
     rank_ranges,
     rule_text,
@@ -76,7 +76,7 @@ def _title(d: Diagnosis, clean_run: bool) -> str:
     fd = named(d.verdict)
     if fd is not None:
         return f"rankautopsy: {headline(fd)}"
-    return f"rankautopsy: {OUTCOME_LABELS[d.verdict.outcome][0]}"
+    return f"rankautopsy: {outcome_label(d.verdict)[0]}"
 
 
 def _section(title: str, body: str, cls: str = "") -> str:
@@ -113,7 +113,7 @@ def _verdict(d: Diagnosis, clean_run: bool) -> str:
     fd = named(v)
     if fd is not None:
         return _death(fd, v)
-    words = OUTCOME_LABELS[v.outcome][1]
+    words = outcome_label(v)[1]
     if clean_run:
         return _card("ok", words, "", _list("ul", v.reasoning))
     return _card("unsure", words, "", _list("ul", outcome_lines(v)))
@@ -153,7 +153,7 @@ def _picture_words(d: Diagnosis) -> tuple[str, str]:
     fd = named(v)
     title = f"Timeline of {n:,} rank{'' if n == 1 else 's'} — {summary_line(v)}"
     if fd is None:
-        return title, " ".join([OUTCOME_LABELS[v.outcome][1] + ".", *outcome_lines(v)[:2]])
+        return title, " ".join([outcome_label(v)[1] + ".", *outcome_lines(v)[:2]])
     words = [f"{headline(fd, fd.host, fd.pid)}{f' — {fd.detail}' if fd.detail else ''}, {death_when(fd, 'at')}."]
     counts = counts_text(d.ranks)
     words += [f"The other ranks: {counts}."] if counts else []

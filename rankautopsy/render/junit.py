@@ -146,10 +146,15 @@ def _cases(d: Diagnosis, start: datetime | None) -> list[ET.Element]:
         case = _case("job" if fd.rank is None else f"rank {fd.rank}")
         _text(case, "failure", _death_text(fd, d.verdict), type=fd.cause.value, message=_death_message(fd))
         cases.insert(0, case)
-    if fd is None and d.verdict.outcome is Outcome.UNDETERMINED:
+    if fd is None and d.verdict.outcome in (Outcome.UNDETERMINED, Outcome.HANG):
         case = _case("job")
-        message = "the job failed, but the first death cannot be named from these logs"
-        _text(case, "failure", "\n".join(outcome_lines(d.verdict)), type="undetermined", message=message)
+        kind = d.verdict.outcome.value
+        message = (
+            "the job failed, but the first death cannot be named from these logs"
+            if d.verdict.outcome is Outcome.UNDETERMINED
+            else "the job hung, but no culprit can be named from these logs"
+        )
+        _text(case, "failure", "\n".join(outcome_lines(d.verdict)), type=kind, message=message)
         cases.insert(0, case)
     return cases
 

@@ -13,7 +13,6 @@ from rankautopsy import recache
 from rankautopsy.model import Diagnosis, Evidence, Fate, FirstDeath, RankReport, StreamKind, Verdict
 from rankautopsy.render._labels import (
     FATE_LABELS,
-    OUTCOME_LABELS,
     PHASE_LABELS,
     clip,
     clock,
@@ -24,6 +23,7 @@ from rankautopsy.render._labels import (
     is_clean,
     named,
     one_line,
+    outcome_label,
     outcome_lines,
     plain,
     rank_ranges,
@@ -126,7 +126,7 @@ def _verdict(d: Diagnosis, clean_run: bool) -> str:
     fd = named(v)
     if fd is not None:
         return _death(fd, v)
-    words = OUTCOME_LABELS[v.outcome][1]
+    words = outcome_label(v)[1]
     if clean_run:
         return "\n\n".join([f"## {escape(words)}", _list("-", v.reasoning)]).rstrip()
     return f"## {escape(words)} · {v.confidence.value} confidence\n\n{_list('-', outcome_lines(v))}"

@@ -35,7 +35,6 @@ from rankautopsy.records import record
 from rankautopsy.render._labels import (
     CAUSE_LABELS,
     FATE_LABELS,
-    OUTCOME_LABELS,
     PHASE_LABELS,
     all_times,
     clip,
@@ -49,6 +48,7 @@ from rankautopsy.render._labels import (
     headline,
     is_clean,
     named,
+    outcome_label,
     outcome_lines,
     plain,
     rank_ranges,
@@ -221,7 +221,7 @@ class _Report:
         if fd is not None:
             self.death(fd)
             return
-        words = OUTCOME_LABELS[self.v.outcome][1]
+        words = outcome_label(self.v)[1]
         self.prose(words, 0, style=_OUTCOME_STYLES[self.v.outcome])
         self.lines.append(Text())
         self.confidence()
