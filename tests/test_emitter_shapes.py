@@ -253,8 +253,9 @@ def test_py_spy_dumps_of_every_rank_name_the_one_not_in_the_collective(tmp_path:
     assert d.verdict.outcome is Outcome.HANG and first(d) == (2, Cause.HANG)
     assert [r.rank for r in d.ranks if r.fate is Fate.COLLATERAL] == [0, 1, 3]
     files["rank_2.pyspy.txt"] = _py_spy(4102, waiting)
-    every = run(tmp_path / "every", files)
-    assert every.verdict.outcome is Outcome.UNDETERMINED and every.verdict.first_death is None
+    every = run(tmp_path / "every", files)  # all alive and waiting: the job hung, its culprit unseen
+    assert every.verdict.outcome is Outcome.HANG and first(every) == (None, Cause.HANG)
+    assert every.verdict.not_first == (0, 1, 2, 3)
 
 
 def test_an_excerpt_that_starts_at_an_exception_line_is_that_ranks_exception(tmp_path: Path) -> None:

@@ -448,23 +448,6 @@ def test_a_real_console_of_interleaved_hang_dumps_is_a_hang_without_a_culprit(tm
     assert verdict["not_first"] == []  # torn down is not ruled out: either rank may be the one stuck
 
 
-def test_dumps_of_every_rank_inside_the_collective_name_no_culprit(tmp_path: Path) -> None:
-    files = {f"rank{r}.txt": pyspy(4200 + r, IN_ALL_REDUCE) for r in range(2)}
-    d = run(tmp_path, files)
-    assert d.verdict.outcome is Outcome.HANG
-    assert d.verdict.first_death is not None and d.verdict.first_death.rank is None
-    assert d.verdict.not_first == (0, 1)  # both reported waiting
-
-
-def test_a_rank_whose_dump_is_elsewhere_is_still_named(tmp_path: Path) -> None:
-    files = {
-        "rank0.txt": pyspy(4200, IN_ALL_REDUCE),
-        "rank1.txt": pyspy(4201, ["load (data.py:12)", "train (train.py:31)"]),
-    }
-    first = run(tmp_path, files).verdict.first_death
-    assert first is not None and (first.rank, first.cause) == (1, Cause.HANG)
-
-
 def test_progress_after_the_hang_timer_is_no_hang(tmp_path: Path) -> None:
     """A timer armed once fires on a slow step; the rank then went on: nothing hung."""
     d = run(tmp_path, {"rank0.log": "Timeout (0:05:00)!\n" + step_lines(0, 5)})
