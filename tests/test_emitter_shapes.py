@@ -775,9 +775,17 @@ def test_an_excerpt_that_starts_inside_a_traceback_is_read_from_its_first_frame(
     assert cut.verdict.outcome is Outcome.UNDETERMINED
 
 
-def test_a_frame_under_the_opening_line_is_not_a_traceback_of_its_own(tmp_path: Path) -> None:
-    d = run(tmp_path, {"console.log": "[rank3]: step 1\n" + HEADLESS + "[rank3]: ValueError: bad sample 17\n"})
-    assert d.verdict.outcome is Outcome.NO_FAILURE and [e.rule for e in d.events] == ["progress.step"]
+def test_a_frame_right_under_the_opening_line_opens_the_excerpt_and_one_further_down_does_not(tmp_path: Path) -> None:
+    """A paste whose selection began at a source line's first word lost that line's indent: the frame under it
+    opens the excerpt. Past that line a frame is in the middle of a log, not at an excerpt's cut."""
+    lost = "return trainer.fit(model)\n" + HEADLESS + "[rank3]: ValueError: bad sample 17\n"
+    assert first(run(tmp_path / "lost", {"console.log": lost})) == (3, Cause.PYTHON_EXCEPTION)
+    d = run(
+        tmp_path / "far", {"console.log": "[rank3]: step 1\n[rank3]: step 2\n" + HEADLESS + "[rank3]: ValueError: x\n"}
+    )
+    assert d.verdict.outcome is Outcome.NO_FAILURE and {e.rule for e in d.events} == {"progress.step"}
+    header = "[rank3]: Traceback (most recent call last):\n" + HEADLESS + "[rank3]: ValueError: bad sample 17\n"
+    assert [e.rule for e in run(tmp_path / "header", {"console.log": header}).events] == ["python.traceback"]
 
 
 def _vllm(pid: int, name: str, level: str, second: int, where: str, lines: list[str]) -> str:
@@ -891,6 +899,13 @@ def test_an_excerpt_that_opens_on_a_frames_source_line_is_read_from_the_frame_un
     assert first(d) == (3, Cause.PYTHON_EXCEPTION)
     config = '    "lr": 0.1,\n    "epochs": 3\n}\nstep 1\n'  # an indented opening that no frame follows is nothing
     assert run(tmp_path / "b", {"console.log": config}).verdict.outcome is Outcome.NO_FAILURE
+    ompi4 = (  # `--tag-output` up to Open MPI 4 puts no space after the tag: its stripping takes a source line's first
+        "[1,1]<stderr>:    labels=context[:, 1:], logits=output['logits'][:, :-1]))\n"
+        '[1,1]<stderr>:  File "/usr/lib/python3.5/dist-packages/tensorflow/python/ops/array_ops.py", line 525, in '
+        "_slice_helper\n[1,1]<stderr>:    name=name)\n"
+    )
+    d = run(tmp_path / "t", {"console.log": ompi4})
+    assert d.verdict.outcome is Outcome.UNDETERMINED and any(e.facts.get("cut_off") == "1" for e in d.events)
 
 
 def _entry(index: int, rank: int, code: int) -> str:

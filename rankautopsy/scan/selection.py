@@ -86,8 +86,11 @@ _FRAME = (" ", "\t", "│", "╰", "╭")
 # traceback, a wrapped frame's rest, a collapsed recursion, an exception group): no repeat is counted there.
 _NOT_A_FRAME = ("Traceback", "During handling", "The above exception", "Exception Group", "[Previous line", ", line ")
 # A traceback's source line under its frame (`    loss = model(batch)`), or the `^^^^` marks under it (a
-# terminal's wrap may leave part of them at column 0).
-_SOURCE_LINE = recache.compile(r" {4,}(?!File \")\S|\s*\^+\s*$")
+# terminal's wrap may leave part of them at column 0). Three spaces are enough: Open MPI's `--tag-output`
+# prefix is `[1,3]<stderr>:` up to v4 and `[1,3]<stderr>: ` from v5, so its stripping may take one of them.
+_SOURCE_LINE = recache.compile(r" {3,}(?!File \")\S|\s*\^+\s*$")
+_FRAME_LINE = recache.compile(r' {0,4}File "')  # CPython's frame line, as `python.traceback-cut-top` reads it
+_HEADER_WORDS = "Traceback (most recent call last)"  # in every traceback header: CPython's, IPython's, rich's
 OPENING_SOURCE_LINES = 4  # source lines an excerpt may open on, above the frame or exception line read as its opening
 
 
@@ -95,11 +98,21 @@ def openings(lines: Iterable[tuple[int, str | None]]) -> list[int]:
     """Of an input's lines from its opening one on (position, message), where the opening rules are tried:
     the opening line and, where it is a traceback's source line (an excerpt cut between a frame and its
     code), the lines after it up to the first that is not one, which opens the excerpt as the opening
-    line would (at most OPENING_SOURCE_LINES on)."""
-    out = []
+    line would (at most OPENING_SOURCE_LINES on). Where it is not, a frame's line right under it opens the
+    excerpt too: a paste whose selection began at the source line's first word lost its indent."""
+    out: list[int] = []
+    source = False
     for n, (at, text) in enumerate(lines):
+        if n == 0:
+            source = text is not None and _SOURCE_LINE.match(text) is not None
+            if text is None or _HEADER_WORDS in text:  # a header's own rule reads its frames
+                return [at]
+        elif not source:
+            if text is not None and _FRAME_LINE.match(text) is not None:
+                out.append(at)
+            break
         out.append(at)
-        if n == OPENING_SOURCE_LINES or text is None or _SOURCE_LINE.match(text) is None:
+        if n == OPENING_SOURCE_LINES or text is None or (n > 0 and _SOURCE_LINE.match(text) is None):
             break
     return out
 
