@@ -22,7 +22,7 @@ FACT_NAMES = frozenset(
     }
 )  # fmt: skip
 PACKS = {
-    "composer", "deepspeed", "gloo", "horovod", "kernel", "kubernetes", "lightning", "mpi", "native", "nccl", "nvidia",
+    "ascend", "composer", "deepspeed", "gloo", "horovod", "kernel", "kubernetes", "lightning", "mpi", "native", "nccl", "nvidia",
     "paddle",
     "progress", "python", "pytorch", "ray", "runtime", "sglang", "slurm",
     "torchrun", "vllm",
