@@ -675,3 +675,24 @@ def test_an_excerpt_quoted_in_markdown_is_read_without_its_quote_marks() -> None
     ]  # a code block in a quote
     assert sniff_profile(code).indent == ">     "
     assert not sniff_profile(["> not all", "of these", "lines are quoted"]).indent
+
+
+def test_untimed_records_whose_numbers_keep_their_width_are_no_wrap() -> None:
+    """RETURNN's step lines have no stamp and one width (every number keeps its digits): each is followed
+    by another that reads the same but for its numbers, which a wrapped line's rest never does. Joined,
+    the excepthook's line after them would be lost into the last one."""
+    from rankautopsy.sources.lines import unwrap
+
+    steps = [
+        f"ep 272 train, step {339 + i // 4}, ce 0.4{i % 10}9, ctc_4 1.077, fer 0.077, mem_usage:cuda:{i % 4} 7.5GB"
+        for i in range(11)
+    ]
+    raw = list(
+        enumerate(
+            [
+                *steps,
+                "Unhandled exception <class 'RuntimeError'> in thread <_MainThread(MainThread, started 1)>, proc 2834.",
+            ]
+        )
+    )
+    assert unwrap(raw, Profile()) == raw
