@@ -22,8 +22,8 @@ FACT_NAMES = frozenset(
     }
 )  # fmt: skip
 PACKS = {
-    "ascend", "composer", "deepspeed", "gloo", "horovod", "kernel", "kubernetes", "lightning", "mpi", "native", "nccl", "nvidia",
-    "paddle",
+    "ascend", "composer", "deepspeed", "gloo", "horovod", "kernel", "kubernetes", "lightning", "mpi", "native", "nccl",
+    "nvidia", "paddle",
     "progress", "python", "pytorch", "ray", "runtime", "sglang", "slurm",
     "torchrun", "vllm",
 }  # fmt: skip

@@ -321,8 +321,8 @@ def _one_format(raw: list[tuple[int, str]], lengths: list[int], rows: list[int])
     """Whether the lines taken for a wrap's rows are records of one format: a line of another length
     reads as one of them but for its numbers (Ray Train's `Reporting training result 9: ...` until the
     step gets a digit more), or the line after most rows reads as that row but for its numbers (records
-    whose numbers all keep their width: RETURNN's `ep 272 train, step 339, ce 0.469, ...`). A wrap's row is cut: its whole line, at any
-    length, reads otherwise, and the line after it is that line's rest."""
+    whose numbers all keep their width: RETURNN's `ep 272 train, step 339, ce 0.469, ...`). A wrap's row
+    is cut: its whole line, at any length, reads otherwise, and the line after it is that line's rest."""
     width = lengths[rows[0]]
     shapes = {raw[i][1].translate(NO_DIGITS) for i in rows}
     alike = sum(raw[i + 1][1].translate(NO_DIGITS) == raw[i][1].translate(NO_DIGITS) for i in rows if i + 1 < len(raw))
