@@ -232,6 +232,10 @@ class _Report:
         for line in lines:
             self.prose(line, 2, "- ")
         self.unattributed()
+        if self.v.outcome is Outcome.HANG and self.v.first_death is not None:  # no culprit: the stalls seen
+            self.lines.append(Text())
+            for ev in self.v.first_death.evidence:
+                self.evidence(ev, bold=False)
 
     def death(self, fd: FirstDeath) -> None:
         self.prose(headline(fd, plain(fd.host) if fd.host else None, fd.pid), 0, style="bold red")
