@@ -16,7 +16,13 @@ from rankautopsy.model import Assembly, Cause, Effect, Event, Evidence, Location
 from rankautopsy.numbers import read_int
 from rankautopsy.records import record
 from rankautopsy.scan.matcher import Budget, CompiledRule, Hit, facts_of, match_line
-from rankautopsy.scan.selection import ORIGINAL, REPEATS, UNREAD_REPEATS, alike  # read as the scan reads them
+from rankautopsy.scan.selection import (  # read as the scan reads them
+    ORIGINAL,
+    REPEATS,
+    TRACEBACK_TAIL,
+    UNREAD_REPEATS,
+    alike,
+)
 from rankautopsy.sources.lines import Stream
 from rankautopsy.sources.sanitize import without_surrogates
 
@@ -157,9 +163,12 @@ def _wrapped(stream: Stream, at: int, result: Assembled) -> bool:
     """PyTorch re-raises an exception of a DataLoader worker (a pin-memory thread, a DataParallel replica)
     as `Type: Caught Type in DataLoader worker process 0.` with the worker's whole traceback as the rest of
     its message (`torch._utils.ExceptionWrapper`): the worker's last `Type: message` line says what went
-    wrong, and becomes the event's exception (the wrapper's line stays evidence, its `where` a fact)."""
+    wrong, and becomes the event's exception (the wrapper's line stays evidence, its `where` a fact). Its
+    header is looked for within TRACEBACK_TAIL lines of the exception line, as far as the scan reads on."""
     following = next((k for k in _channel_lines(stream, at) if stream.texts[k].strip()), None)
     if following is None or not stream.texts[following].startswith(ORIGINAL):
+        return False
+    if stream.numbers[following] - stream.numbers[at] > TRACEBACK_TAIL:
         return False
     original = _last_exception_line(stream, following)
     if original is None or (m := _EXC_LINE.match(stream.texts[original])) is None:
