@@ -61,3 +61,21 @@ def as_signal(code: int | None) -> int | None:
     if 128 < code < 128 + 65:
         return code - 128
     return None
+
+
+# Windows ends a process that crashed with the NTSTATUS code of the fault as its exit status, which launchers
+# print unsigned (`exit code 3221225477`, mp.spawn) or as a 32-bit int (-1073741819): never a signal number.
+_NTSTATUS: dict[int, tuple[str, Cause]] = {
+    0xC0000005: ("STATUS_ACCESS_VIOLATION", Cause.SEGFAULT),
+    0xC000001D: ("STATUS_ILLEGAL_INSTRUCTION", Cause.SEGFAULT),
+    0xC00000FD: ("STATUS_STACK_OVERFLOW", Cause.SEGFAULT),
+    0xC0000374: ("STATUS_HEAP_CORRUPTION", Cause.ABORT),
+    0xC0000409: ("STATUS_STACK_BUFFER_OVERRUN", Cause.ABORT),  # also abort() and __fastfail: a fail-fast exit
+}
+
+
+def windows_crash(code: int | None) -> tuple[str, Cause] | None:
+    """The NTSTATUS name and cause of a Windows crash's exit status, else None."""
+    if code is None or not -(1 << 31) <= code < (1 << 32):
+        return None
+    return _NTSTATUS.get(code & 0xFFFFFFFF)

@@ -478,3 +478,20 @@ def test_the_rank_waiting_in_the_store_barrier_is_never_the_one_waited_for(tmp_p
     d = run(tmp_path, {"console.log": "".join(line.format(s=s) for s in (4, 14, 24))})
     assert d.verdict.outcome is Outcome.HANG
     assert d.verdict.first_death is not None and d.verdict.first_death.rank is None
+
+
+@pytest.mark.parametrize(
+    ("code", "cause"), [(3221225477, Cause.SEGFAULT), (-1073741819, Cause.SEGFAULT), (3221226505, Cause.ABORT)]
+)
+def test_a_windows_crash_status_is_the_crash_it_names(tmp_path: Path, code: int, cause: Cause) -> None:
+    """Windows exits a crashed process with the fault's NTSTATUS (0xC0000005, an access violation;
+    0xC0000409, a fail-fast abort), printed unsigned or as a 32-bit int: never a signal number."""
+    console = (
+        "Traceback (most recent call last):\n"
+        '  File "C:\\\\train.py", line 9, in <module>\n'
+        "    mp.spawn(run, nprocs=2)\n"
+        f"torch.multiprocessing.spawn.ProcessExitedException: process 0 terminated with exit code {code}\n"
+    )
+    first = run(tmp_path, {"console.log": console}).verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (0, cause)
+    assert "a Windows crash" in first.detail

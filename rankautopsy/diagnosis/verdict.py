@@ -28,7 +28,7 @@ from rankautopsy.model import (
     Unattributed,
 )
 from rankautopsy.records import record
-from rankautopsy.signals import as_signal, signal_cause, signal_name
+from rankautopsy.signals import as_signal, signal_cause, signal_name, windows_crash
 
 # How a rank was tied to its line, and whether that channel is reliable enough for `high`.
 _RELIABLE = frozenset({"prefix", "path", "pid", "launcher", "local_rank", "gpu"})
@@ -643,6 +643,8 @@ def _candidate(tl: Timeline, r: RankState, teardown: datetime | None, began: dat
         cause, detail = said, f"no exit code: {_label(said)} as far as the lines tell"
     elif said is not None:
         cause, detail = said, f"exit code {code}; {_label(said)}, said by the line that reports the exit"
+    elif (crash := windows_crash(code)) is not None:
+        cause, detail = crash[1], f"exit code {code} ({crash[0]}, a Windows crash)"
     else:
         cause = signal_cause(-code) if code < 0 else Cause.SILENT_EXIT
         detail = f"exit code {code}" + (f" ({signal_name(-code)})" if code < 0 else ", no message")
