@@ -963,3 +963,26 @@ def test_a_stream_read_whole_opens_on_source_lines_as_a_chunked_one_does(
     d = run(tmp_path / "a", {"console.log": source + HEADLESS + "[rank3]: ValueError: bad sample 17\n"})
     assert first(d) == (3, Cause.PYTHON_EXCEPTION)
     assert run(tmp_path / "b", {"console.log": "    x = f()\n    y = g()\n"}).verdict.outcome is Outcome.NO_FAILURE
+
+
+def test_an_excerpt_that_opens_in_richs_traceback_box_is_read_from_its_frame_row(tmp_path: Path) -> None:
+    """rich's handler boxes a traceback: an excerpt cut inside the box opens on a frame's source rows, with
+    the frame row (`│ /x.py:12 in f │`) further down; a boxed table (Lightning's summary) has no frame row."""
+    rows = [
+        "│   1019 │   │   │   return None                                               │",
+        "│   1020 │   │   raise RuntimeError(f'Unexpected state {self.state}')          │",
+        "│   1021                                                                       │",
+        "│                                                                              │",
+        "│ /usr/lib/python3.10/site-packages/lightning/pytorch/loops/fit_loop.py:201 in │",
+        "│ run                                                                          │",
+        "│ /usr/lib/python3.10/site-packages/lightning/pytorch/loops/fit_loop.py:355 in run │",
+    ]
+    d = run(tmp_path / "rich", {"console.log": "\n".join(rows) + "\n"})
+    assert d.verdict.outcome is Outcome.UNDETERMINED and any(e.facts.get("cut_off") == "1" for e in d.events)
+    table = [
+        "│ 0 │ model   │ LlamaForCausalLM │ 6.7 B  │",
+        "│ 1 │ loss_fn │ CrossEntropyLoss │ 0      │",
+        "└───┴─────────┴──────────────────┴────────┘",
+        "Epoch 0: 100%|██████████| 10/10 [00:01<00:00, 9.12it/s]",
+    ]
+    assert run(tmp_path / "table", {"console.log": "\n".join(table) + "\n"}).verdict.outcome is Outcome.NO_FAILURE

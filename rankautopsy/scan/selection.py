@@ -92,27 +92,37 @@ _SOURCE_LINE = recache.compile(r" {3,}(?!File \")\S|\s*\^+\s*$")
 _FRAME_LINE = recache.compile(r' {0,4}File "')  # CPython's frame line, as `python.traceback-cut-top` reads it
 _HEADER_WORDS = "Traceback (most recent call last)"  # in every traceback header: CPython's, IPython's, rich's
 OPENING_SOURCE_LINES = 4  # source lines an excerpt may open on, above the frame or exception line read as its opening
+# A row of rich's traceback box (a source line, a blank row), and its frame row `│ /x.py:12 in f  │`, which
+# `python.traceback-cut-top` reads; the rows of one frame's source and a blank row: RICH_ROWS at most.
+_RICH_ROW = recache.compile(r"│.*│\s*$")
+_RICH_FRAME = recache.compile(r"│ [^│\n]*\S:[0-9]+ in [^│\s]+ *│\s*$")
+RICH_ROWS = 16
 
 
 def openings(lines: Iterable[tuple[int, str | None]]) -> list[int]:
     """Of an input's lines from its opening one on (position, message), where the opening rules are tried:
     the opening line and, where it is a traceback's source line (an excerpt cut between a frame and its
     code), the lines after it up to the first that is not one, which opens the excerpt as the opening
-    line would (at most OPENING_SOURCE_LINES on). Where it is not, a frame's line right under it opens the
-    excerpt too: a paste whose selection began at the source line's first word lost its indent."""
+    line would (at most OPENING_SOURCE_LINES on); in rich's boxed traceback, its rows up to a frame row
+    (at most RICH_ROWS on). Where it is neither, a frame's line right under it opens the excerpt too: a
+    paste whose selection began at the source line's first word lost its indent."""
     out: list[int] = []
-    source = False
+    source = rich = False
     for n, (at, text) in enumerate(lines):
         if n == 0:
-            source = text is not None and _SOURCE_LINE.match(text) is not None
             if text is None or _HEADER_WORDS in text:  # a header's own rule reads its frames
                 return [at]
+            rich = _RICH_ROW.match(text) is not None and _RICH_FRAME.match(text) is None
+            source = rich or _SOURCE_LINE.match(text) is not None
         elif not source:
             if text is not None and _FRAME_LINE.match(text) is not None:
                 out.append(at)
             break
         out.append(at)
-        if n == OPENING_SOURCE_LINES or text is None or (n > 0 and _SOURCE_LINE.match(text) is None):
+        if n > 0 and rich:
+            if n == RICH_ROWS or text is None or _RICH_FRAME.match(text) or not _RICH_ROW.match(text):
+                break
+        elif n == OPENING_SOURCE_LINES or text is None or (n > 0 and _SOURCE_LINE.match(text) is None):
             break
     return out
 
