@@ -25,6 +25,8 @@ _BY_NAME = {name: number for number, (name, _, _) in _TABLE.items()}
 _BY_TEXT = {text.lower(): number for number, (_, text, _) in _TABLE.items()}
 _BY_TEXT["floating-point exception"] = 8
 _BY_TEXT["abort"] = 6
+# How a job is stopped from outside (Ctrl-C, a closed terminal, a scheduler's or launcher's kill), not a crash.
+OUTSIDE_STOPS = frozenset(_BY_NAME[name] for name in ("SIGHUP", "SIGINT", "SIGKILL", "SIGTERM"))
 
 
 def signal_number(text: str | None) -> int | None:

@@ -28,7 +28,7 @@ from rankautopsy.model import (
     Unattributed,
 )
 from rankautopsy.records import record
-from rankautopsy.signals import as_signal, signal_cause, signal_name, windows_crash
+from rankautopsy.signals import OUTSIDE_STOPS, as_signal, signal_cause, signal_name, windows_crash
 
 # How a rank was tied to its line, and whether that channel is reliable enough for `high`.
 _RELIABLE = frozenset({"prefix", "path", "pid", "launcher", "local_rank", "gpu"})
@@ -124,9 +124,10 @@ def decide(tl: Timeline, skew: timedelta) -> Findings:
         _cap_for_the_unseen(tl, f)
     _rule_out(tl, f, skew)
     first = f.first.rank if f.first else None
-    f.not_first = sorted((f.collateral.keys() | f.torn_down.keys() | f.clean) - {first})
     if f.outcome is Outcome.HANG and first is None:  # any rank that did not report waiting may be the one stuck
         f.not_first = sorted(f.collateral)
+    else:
+        f.not_first = sorted((f.collateral.keys() | f.torn_down.keys() | f.clean) - {first})
     return f
 
 
@@ -201,9 +202,6 @@ def _settle_without_culprit(tl: Timeline, f: Findings) -> None:
     _unmapped_on_other_nodes(tl, f)
 
 
-_STOPS = {2, 1, 9, 15}  # SIGINT, SIGHUP, SIGKILL, SIGTERM: how a hung job is ended from outside
-
-
 def _hung_without_culprit(tl: Timeline, f: Findings) -> bool:
     """No rank died and none is named, but a process was alive and stuck (a live stack dump, a hang
     watchdog's report: `Effect.STALLED`) and made no progress after it: the job hung, its culprit unknown.
@@ -214,7 +212,7 @@ def _hung_without_culprit(tl: Timeline, f: Findings) -> bool:
         return False
     codes = [exit_code(tl.events[i].facts) for i in tl.loose_exits]
     codes += [r.exit.code for r in tl.ranks.values() if r.exit is not None]
-    if any(code not in (0, None) and as_signal(code) not in _STOPS for code in codes):
+    if any(code not in (0, None) and as_signal(code) not in OUTSIDE_STOPS for code in codes):
         return False
     e = tl.events[stalls[0]]
     who = f"rank {e.rank}" if e.rank is not None else "a process"

@@ -324,8 +324,10 @@ def _one_format(raw: list[tuple[int, str]], lengths: list[int], rows: list[int])
     whose numbers all keep their width: RETURNN's `ep 272 train, step 339, ce 0.469, ...`). A wrap's row
     is cut: its whole line, at any length, reads otherwise, and the line after it is that line's rest."""
     width = lengths[rows[0]]
-    shapes = {raw[i][1].translate(NO_DIGITS) for i in rows}
-    alike = sum(raw[i + 1][1].translate(NO_DIGITS) == raw[i][1].translate(NO_DIGITS) for i in rows if i + 1 < len(raw))
+    row_shapes = [raw[i][1].translate(NO_DIGITS) for i in rows]
+    shapes = set(row_shapes)
+    pairs = zip(rows, row_shapes, strict=True)
+    alike = sum(raw[i + 1][1].translate(NO_DIGITS) == shape for i, shape in pairs if i + 1 < len(raw))
     if 2 * alike >= len(rows):
         return True
     return any(n != width and line.translate(NO_DIGITS) in shapes for n, (_, line) in zip(lengths, raw, strict=True))
