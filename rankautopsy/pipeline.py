@@ -38,7 +38,7 @@ from rankautopsy.rulepacks.remediation import load_remediation
 from rankautopsy.scan.engine import Engine, make_engine
 from rankautopsy.scan.matcher import CompiledRule, compile_rule, compile_rules
 from rankautopsy.scan.parallel import run_all, spare_core, worker_count
-from rankautopsy.scan.selection import read_stream
+from rankautopsy.scan.selection import DISTINCT_CAUGHT, read_stream
 from rankautopsy.sources.clocks import ClockContext, live_boot_time, live_uptime, local_zone
 from rankautopsy.sources.discover import Source, damaged, discover
 from rankautopsy.sources.lines import Stream, last_signs
@@ -278,6 +278,11 @@ def _scan_job(job: _Job, rules: list[CompiledRule], engine: Engine, spare: bool 
         notes.append(
             f"{job.source.display}: {read.clipped} line(s) longer than {LONG_LINE // 2**20} MiB (a progress bar"
             " redrawn with \\r?) were read as their head and their last \\r-separated piece"
+        )
+    if read.caught_unread:
+        notes.append(
+            f"{job.source.display}: {read.caught_unread:,} more caught Python tracebacks, each followed by the rank's"
+            f" progress, were counted, not read (past the first {DISTINCT_CAUGHT} distinct ones of a process)"
         )
     events = _thin_progress(build_events(read.stream, read.hits, rules))
     if job.source.host is not None:  # `--dmesg HOST=FILE`: what the user says beats a name's guess

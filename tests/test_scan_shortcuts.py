@@ -7,6 +7,7 @@ shortcut and with it turned off, and compares the two diagnoses whole.
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC
 from pathlib import Path
 
@@ -419,6 +420,62 @@ def test_tracebacks_counted_as_repeats_give_the_diagnosis_of_reading_each(
             _small_chunks(patched, chunk)
         fast, full = _both(patched, folder, "_thin_tracebacks", _no_thinning)
     assert fast == full
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=_caught_log(), chunk=st.sampled_from([0, 512, 2048]), cap=st.sampled_from([0, 1, 3]))
+def test_caught_tracebacks_past_the_distinct_cap_counted_unread_give_the_verdict_of_reading_each(
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    lines: list[str],
+    chunk: int,
+    cap: int,
+) -> None:
+    """Past the first `cap` distinct caught tracebacks of a process, those its rank went on from are
+    counted and not read: the verdict is the one reading each gives, the count is said, and every
+    other event is the same (which repeats of a traceback are kept may differ)."""
+    folder = tmp_path_factory.mktemp("distinct")
+    (folder / "rank2.log").write_text("".join(line + "\n" for line in lines))
+    (folder / "rank3.log").write_text("2026-11-30 03:00:00,000 INFO [train.py:9] rank 3 step 0\n")
+    with monkeypatch.context() as patched:
+        if chunk:
+            _small_chunks(patched, chunk)
+        full = diagnose(Options(paths=[str(folder)], tz=UTC, jobs=1))
+        patched.setattr(selection, "DISTINCT_CAUGHT", cap)
+        fast = diagnose(Options(paths=[str(folder)], tz=UTC, jobs=1))
+    said = [n for n in fast.verdict.notes if "counted, not read" in n]
+    assert dataclasses.replace(fast.verdict, notes=full.verdict.notes) == full.verdict
+    counted = int(said[0].split(": ")[1].split(" ")[0].replace(",", "")) if said else 0
+    tracebacks = [e for e in full.events if e.rule == "python.traceback"]
+    assert len([e for e in fast.events if e.rule == "python.traceback"]) >= len(tracebacks) - counted - 3 * len(said)
+    assert [e for e in fast.events if e.rule != "python.traceback"] == [
+        e for e in full.events if e.rule != "python.traceback"
+    ]
+
+
+def test_a_thousand_distinct_caught_tracebacks_past_the_cap_are_counted_in_a_note(tmp_path: Path) -> None:
+    """A data loader that logs a different error for each bad sample and goes on: the first
+    DISTINCT_CAUGHT are events, the others are counted in a note, and the fatal one is still read."""
+    lines = []
+    for i in range(1000):
+        stamp = f"2026-11-30 03:{i // 60 % 60:02d}:{i % 60:02d}"
+        lines += [
+            f"{stamp},000 ERROR [data.py:90] could not decode sample {i}, skipping",
+            "Traceback (most recent call last):",
+            '  File "/job/data.py", line 84, in load',
+            f"OSError: cannot identify image file '{''.join(chr(97 + int(d)) for d in str(i))}.jpg'",
+            f"{stamp},500 INFO [train.py:9] rank 2 step {i} loss 2.5",
+        ]
+    lines += ["Traceback (most recent call last):", '  File "/job/train.py", line 1, in main', "ValueError: bad"]
+    (tmp_path / "rank2.log").write_text("".join(line + "\n" for line in lines))
+    (tmp_path / "rank3.log").write_text("2026-11-30 03:00:00,000 INFO [train.py:9] rank 3 step 0\n")
+    result = diagnose(Options(paths=[str(tmp_path)], tz=UTC, jobs=1))
+    assert result.verdict.first_death is not None and result.verdict.first_death.rank == 2
+    assert result.verdict.first_death.detail == "ValueError: bad"
+    caught = [e for e in result.events if e.rule == "python.traceback" and e.facts.get("exc_type") == "OSError"]
+    assert selection.DISTINCT_CAUGHT <= len(caught) <= selection.DISTINCT_CAUGHT + 1
+    (note,) = [n for n in result.verdict.notes if "counted, not read" in n]
+    assert f"{1000 - len(caught):,} more caught Python tracebacks" in note
 
 
 @pytest.mark.parametrize("chunk", [0, 4096])  # one chunk, and about a hundred

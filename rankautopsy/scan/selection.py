@@ -35,7 +35,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from rankautopsy import recache
-from rankautopsy.model import Assembly, Effect, Role, Rule, StreamKind
+from rankautopsy.model import Assembly, Effect, Role, Rule, StreamKind, TimeSpan
 from rankautopsy.records import record
 from rankautopsy.scan.chunkview import (
     OPENING_LINES,
@@ -134,6 +134,7 @@ _GOES_ON = ("Exception ignored", "Exception in thread", "During handling", "The 
 WALK_BYTES = 64 * 1024  # how far to look for a timestamped neighbour
 WALK_LINES = 256  # timestamp-looking lines read in one walk, at most
 REPEATS = 3  # a line with the same rule, channel and facts is kept this often, then counted
+DISTINCT_CAUGHT = 100  # distinct caught tracebacks read per channel; later ones the rank went on from are counted
 # The fact on the first of a traceback's repeats that says how many were counted and not read (`_thin_tracebacks`):
 # the events' thinning adds them to the count of those read. No rule's group can have this name.
 UNREAD_REPEATS = "repeats unread"
@@ -165,6 +166,7 @@ class StreamRead:
     timed_out: list[str]
     problem: str | None  # the input ended early and damaged (a truncated gzip)
     clipped: int = 0  # lines too long to read whole (their middle was skipped)
+    caught_unread: int = 0  # caught tracebacks counted, not read (`_Selection._went_on`)
 
 
 def read_stream(source: Source, ctx: ClockContext, engine: Engine, *, spare_core: bool = False) -> StreamRead:
@@ -187,7 +189,7 @@ def read_stream(source: Source, ctx: ClockContext, engine: Engine, *, spare_core
             if chunk.last:
                 selection.tail(chunk)
         stream, hits = selection.result(source)
-        return StreamRead(stream, hits, selection.timed_out(), reader.problem, reader.clipped)
+        return StreamRead(stream, hits, selection.timed_out(), reader.problem, reader.clipped, selection.caught_unread)
 
 
 def _read_whole(selection: _Selection, parts: list[bytes], chunks: Iterable[Chunk]) -> tuple[Stream, list[Hit]]:
@@ -339,6 +341,8 @@ class _Selection:
     counted_lines: dict[bytes, _CountedLine] = field(default_factory=dict)  # `_read_counted`
     trusted: dict[int, AnyPattern] = field(default_factory=dict)  # `_counted`'s patterns, looked up once
     traceback_repeats: dict[_TracebackKey, _Repeats] = field(default_factory=dict)  # `_thin_tracebacks`
+    distinct: dict[tuple[Channel, str | None, int | None], int] = field(default_factory=dict)  # ... per channel
+    caught_unread: int = 0  # caught tracebacks past DISTINCT_CAUGHT a channel's, counted and not read (`_went_on`)
     cut_off: dict[tuple[int, Channel], _Repeats] = field(default_factory=dict)  # `_cut_off_past_budget`
     unread_runs: list[tuple[int, int]] = field(default_factory=list)  # line numbers freed, or left for room
     skipped: set[int] = field(default_factory=set)  # kept cut-off headers, their windows never read
@@ -589,26 +593,58 @@ class _Selection:
         numbered = list(view.numbers(sorted(hit_lines)))
         self._note_assembling(number for _, number in numbered)
         for start, number in numbered:
-            key = self._traceback_key(view, start, number, hit_lines)
-            if key is not None:
-                keyed.append((start, number, key))
-        last = {key: i for i, (_, _, key) in enumerate(keyed)}
-        for i, (start, number, key) in enumerate(keyed):
+            keyed_at = self._traceback_key(view, start, number, hit_lines)
+            if keyed_at is not None:
+                keyed.append((start, number, *keyed_at))
+        last = {key: i for i, (_, _, key, _) in enumerate(keyed)}
+        progress = self._last_progress(numbered)
+        for i, (start, number, key, after) in enumerate(keyed):
             seen = self.traceback_repeats.get(key)
-            if seen is None:
+            if seen is None and self._went_on(key, number, after, progress):
+                self.caught_unread += 1
+                self._uncount((number, 0), key[0], start, hit_lines)
+            elif seen is None:
                 if len(self.traceback_repeats) < TRACEBACK_KEYS:
                     self.traceback_repeats[key] = _Repeats((number, 0))
+                    self.distinct[key[1:4]] = self.distinct.get(key[1:4], 0) + 1
             elif seen.kept < REPEATS:
                 seen.kept += 1
             elif last[key] != i:  # a later repeat in this chunk is the latest: this one is counted
                 seen.unread += 1
-                self._drop((number, 0), key[0])
-                hit_lines.discard(start)
-                if number > self.window_until and number not in self.found:
-                    del self.lines[number]  # parsed only to be confirmed
+                self._uncount((number, 0), key[0], start, hit_lines)
             else:
                 self._replace_latest(seen, (number, 0), key[0])
         return self._cut_off_past_budget(view, hit_lines) if not self._room() else hit_lines
+
+    def _uncount(self, where: tuple[int, int], rule: int, start: int, hit_lines: set[int]) -> None:
+        """A traceback counted, not read: no longer a hit, its header's line freed unless a window keeps it."""
+        self._drop(where, rule)
+        hit_lines.discard(start)
+        if where[0] > self.window_until and where[0] not in self.found:
+            del self.lines[where[0]]  # parsed only to be confirmed
+
+    def _last_progress(self, numbered: list[tuple[int, int]]) -> dict[Channel, tuple[int, TimeSpan]]:
+        """Per progress key, the chunk's last stamped progress hit: its line and time."""
+        out: dict[Channel, tuple[int, TimeSpan]] = {}
+        for _, number in numbered:
+            for seg, index in self.found.get(number, {}):
+                line = self.lines[number][seg]
+                if self.rules[index].rule.role is Role.PROGRESS and line.time is not None:
+                    key = _progress_key(line.channel)
+                    if number > out.get(key, (0, line.time))[0]:
+                        out[key] = (number, line.time)
+        return out
+
+    def _went_on(
+        self, key: _TracebackKey, number: int, after: TimeSpan, progress: dict[Channel, tuple[int, TimeSpan]]
+    ) -> bool:
+        """A new caught traceback past the first DISTINCT_CAUGHT of its channel, with a progress line of
+        its rank later in the chunk and strictly later than the stamp under it: the rank lived past it
+        (as the verdict reads a caught exception), so it is counted, not read."""
+        if self.distinct.get(key[1:4], 0) < DISTINCT_CAUGHT:
+            return False
+        step = progress.get(_progress_key(key[1]))
+        return step is not None and step[0] > number and step[1].earliest > after.latest
 
     def _replace_latest(self, seen: _Repeats, where: tuple[int, int], rule: int) -> None:
         """A traceback that is the latest of its repeats so far, in place of the one before (counted)."""
@@ -655,9 +691,11 @@ class _Selection:
                 self._replace_latest(seen, (number, 0), index)
         return hit_lines
 
-    def _traceback_key(self, view: View, start: int, number: int, hit_lines: set[int]) -> _TracebackKey | None:
-        """What makes a traceback's event the same as another's (`_thin_tracebacks`), or None where it
-        cannot be told from the lines read here."""
+    def _traceback_key(
+        self, view: View, start: int, number: int, hit_lines: set[int]
+    ) -> tuple[_TracebackKey, TimeSpan] | None:
+        """What makes a traceback's event the same as another's (`_thin_tracebacks`), and the time of the
+        stamped line under its exception; None where it cannot be told from the lines read here."""
         if (hit := self._traceback_hit(number)) is None:
             return None
         index, facts, header = hit
@@ -678,11 +716,13 @@ class _Selection:
             if text.startswith(_FRAME):
                 pos = view.next_line(pos + 1)
                 continue
-            if text.startswith(_NOT_A_FRAME) or not self._stamped_after(view, view.next_line(pos + 1), n + 1, header):
+            if text.startswith(_NOT_A_FRAME):
+                return None
+            if (after := self._stamp_after(view, view.next_line(pos + 1), n + 1, header)) is None:
                 return None
             kind, colon, message = text.partition(":")
             said = kind + colon + alike(message)
-            return index, header.channel, header.host, header.pid, tuple(sorted(facts.items())), said
+            return (index, header.channel, header.host, header.pid, tuple(sorted(facts.items())), said), after
         return None
 
     def _chained(self, view: View, start: int, header: Line) -> bool:
@@ -694,26 +734,21 @@ class _Selection:
         read = self._read_counted(view.raw(view.line_start(start - 1)))
         return read is None or read[0] != header.channel or not read[1].strip() or read[1].startswith(_GOES_ON)
 
-    def _stamped_after(self, view: View, pos: int, number: int, header: Line) -> bool:
-        """Whether the line at `pos` is stamped and of the header's channel and process: the exception's
-        message ends over it, and no relay's header (`-- Process N terminated`) follows."""
+    def _stamp_after(self, view: View, pos: int, number: int, header: Line) -> TimeSpan | None:
+        """The time of the line at `pos` where it is stamped and of the header's channel and process: the
+        exception's message ends over it, and no relay's header (`-- Process N terminated`) follows."""
         if pos >= view.end:
-            return False
+            return None
         raw = view.text(pos)
         if (read := self.parser.one_piece(raw)) is None:  # else: the parse's answer without a Line
             lines = self.parser.parse(number, raw)
-            return (
-                len(lines) == 1
-                and lines[0].time is not None
-                and (lines[0].channel, lines[0].pid) == (header.channel, header.pid)
-                and not lines[0].text.startswith("-- ")
-            )
+            if len(lines) != 1 or (lines[0].channel, lines[0].pid) != (header.channel, header.pid):
+                return None
+            return None if lines[0].text.startswith("-- ") else lines[0].time
         channel, text, prefix = read
-        return (
-            (channel, prefix.pid) == (header.channel, header.pid)
-            and not text.startswith("-- ")
-            and self.parser.time_of(text, prefix) is not None
-        )
+        if (channel, prefix.pid) != (header.channel, header.pid) or text.startswith("-- "):
+            return None
+        return self.parser.time_of(text, prefix)
 
     def _sampled(self, view: View, cleaned: _Cleaned) -> set[int]:
         """Progress lines: all in the head, and the first and last confirmed ones of the chunk."""
