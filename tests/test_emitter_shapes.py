@@ -788,6 +788,59 @@ def test_a_frame_right_under_the_opening_line_opens_the_excerpt_and_one_further_
     assert [e.rule for e in run(tmp_path / "header", {"console.log": header}).events] == ["python.traceback"]
 
 
+def test_an_excerpt_cut_at_its_first_character_keeps_the_rank_tag_that_lost_its_bracket(tmp_path: Path) -> None:
+    """A paste whose selection began one character late: `rank3]: ` is PyTorch's `[rank3]: ` tag, and
+    `default1]:` torchrun's tee, so the header under it is read as a header of that rank."""
+    header = "rank3]: Traceback (most recent call last):\n" + HEADLESS + "[rank3]: ValueError: bad sample 17\n"
+    d = run(tmp_path / "rank", {"console.log": header})
+    assert [e.rule for e in d.events] == ["python.traceback"] and first(d) == (3, Cause.PYTHON_EXCEPTION)
+    cut = run(tmp_path / "frame", {"console.log": HEADLESS[1:] + "[rank3]: ValueError: bad sample 17\n"})
+    assert first(cut) == (3, Cause.PYTHON_EXCEPTION)
+    tee = "default1]:Traceback (most recent call last):\n" + HEADLESS.replace("[rank3]:", "[default1]:")
+    tee += "[default1]:ValueError: bad sample 17\n"
+    (event,) = run(tmp_path / "tee", {"console.log": tee}).events
+    assert event.rule == "python.traceback" and event.facts["exc_type"] == "ValueError"
+    words = run(tmp_path / "words", {"console.log": "ranking]: Traceback (most recent call last):\n"})
+    assert words.events == ()  # not a tag, and no header at the start of its line
+
+
+def test_an_excerpt_that_opens_in_torchrun_s_table_at_its_traceback_field_is_read_from_the_frame(
+    tmp_path: Path,
+) -> None:
+    """torchrun's failure table repeats the error file's traceback in its `traceback :` field; an excerpt cut
+    above the field's line (the table's rank and host gone) is a traceback cut at its top."""
+    table = (
+        "  traceback : Traceback (most recent call last):\n"
+        '    File "/usr/lib/python3/site-packages/torch/distributed/elastic/multiprocessing/errors/__init__.py",'
+        " line 357, in wrapper\n"
+        "      return f(*args, **kwargs)\n"
+        '    File "/job/train.py", line 96, in train\n'
+        "      self.step(batch)\n"
+    )
+    d = run(tmp_path / "cut", {"console.log": table})
+    assert [(e.rule, e.facts.get("cut_off")) for e in d.events] == [("python.traceback-cut-top", "1")]
+    assert d.verdict.outcome is Outcome.UNDETERMINED
+    whole = run(tmp_path / "whole", {"console.log": table + "  RuntimeError: shapes differ\n"})
+    assert [e.facts.get("exc_type") for e in whole.events] == ["RuntimeError"]
+
+
+def test_an_exception_of_a_bare_type_has_no_message_to_read_on_into_the_launcher_s_line(tmp_path: Path) -> None:
+    """CPython prints `Type` alone only for an exception whose message is empty: the line under it is not
+    the rest of a message (here srun's report of the task that raised, its own event)."""
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/env/lib/python3.10/site-packages/torch/distributed/elastic/rendezvous/api.py", line 635, in run\n'
+        "    raise RendezvousClosedError()\n"
+        "torch.distributed.elastic.rendezvous.api.RendezvousClosedError\n"
+        "srun: error: node7: task 1: Exited with exit code 1\n"
+    )
+    d = run(tmp_path, {"console.log": log})
+    tb = next(e for e in d.events if e.rule == "python.traceback")
+    assert tb.facts["exc_type"] == "torch.distributed.elastic.rendezvous.api.RendezvousClosedError"
+    assert [x.text for x in tb.lines] == ["torch.distributed.elastic.rendezvous.api.RendezvousClosedError"]
+    assert "exitcode" not in tb.facts and "slurm.task-exit" in {e.rule for e in d.events}
+
+
 def _vllm(pid: int, name: str, level: str, second: int, where: str, lines: list[str]) -> str:
     """vLLM's record: its header on every line (NewLineFormatter), under the worker's process prefix."""
     head = f"({name} pid={pid}) " if name else ""

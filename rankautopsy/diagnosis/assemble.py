@@ -132,7 +132,8 @@ def assemble_traceback(stream: Stream, start: int, memo: dict[int, int | None] |
     result.classify.append(at)
     if _wrapped(stream, at, result):
         return result
-    for k in itertools.islice(_channel_lines(stream, at, start + _WINDOW), 4):  # a message may go on
+    bare = m["exc_type"] == texts[at].rstrip()  # CPython prints a bare type only for an empty message
+    for k in itertools.islice(_channel_lines(stream, at, start + _WINDOW), 0 if bare else 4):  # a message may go on
         text = texts[k]
         if (
             not text.strip()

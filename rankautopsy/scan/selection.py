@@ -91,6 +91,9 @@ _NOT_A_FRAME = ("Traceback", "During handling", "The above exception", "Exceptio
 _SOURCE_LINE = recache.compile(r" {3,}(?!File \")\S|\s*\^+\s*$")
 _FRAME_LINE = recache.compile(r' {0,4}File "')  # CPython's frame line, as `python.traceback-cut-top` reads it
 _HEADER_WORDS = "Traceback (most recent call last)"  # in every traceback header: CPython's, IPython's, rich's
+# ... and in the `traceback :` field of torchrun's failure table, which no header rule reads: an excerpt that
+# opens there is read from the frame under it, as one cut above its header is.
+_TABLE_TRACEBACK = recache.compile(r"\s*traceback\s*: Traceback \(most recent call last\):\s*$")
 OPENING_SOURCE_LINES = 4  # source lines an excerpt may open on, above the frame or exception line read as its opening
 # A row of rich's traceback box (a source line, a blank row), and its frame row `│ /x.py:12 in f  │`, which
 # `python.traceback-cut-top` reads; the rows of one frame's source and a blank row: RICH_ROWS at most.
@@ -105,13 +108,14 @@ def openings(lines: Iterable[tuple[int, str | None]]) -> list[int]:
     code), the lines after it up to the first that is not one, which opens the excerpt as the opening
     line would (at most OPENING_SOURCE_LINES on); in rich's boxed traceback, its rows up to a frame row
     (at most RICH_ROWS on). Where it is neither, a frame's line right under it opens the excerpt too: a
-    paste whose selection began at the source line's first word lost its indent."""
+    paste whose selection began at the source line's first word lost its indent, or one that opens in
+    torchrun's table at its `traceback :` field."""
     out: list[int] = []
     source = rich = False
     for n, (at, text) in enumerate(lines):
         if n == 0:
-            if text is None or _HEADER_WORDS in text:  # a header's own rule reads its frames
-                return [at]
+            if text is None or (_HEADER_WORDS in text and not _TABLE_TRACEBACK.match(text)):
+                return [at]  # a header's own rule reads its frames
             rich = _RICH_ROW.match(text) is not None and _RICH_FRAME.match(text) is None
             source = rich or _SOURCE_LINE.match(text) is not None
         elif not source:
@@ -357,10 +361,14 @@ class _Selection:
         self.opening_rules = self.engine.opening_rules(self.kind) if self.source.opens else frozenset()
 
     def _messages(self, view: View, pos: int) -> Iterator[tuple[int, str | None]]:
-        """The chunk's lines from `pos` on, each with its message (None: the parse reads no message alone)."""
+        """The chunk's lines from `pos` on, each with its message (None: a line of several pieces)."""
         while pos < view.end:
-            read = self.parser.message(view.text(pos), self.stamped)
-            yield pos, None if read is None else read[1]
+            raw = view.text(pos)
+            if (read := self.parser.message(raw, self.stamped)) is not None:
+                yield pos, read[1]
+            else:  # its channel is for the words to say: a full parse
+                parsed = self.parser.parse(view.chunk.first_line, raw)
+                yield pos, parsed[0].text if len(parsed) == 1 else None
             pos = view.next_line(pos + 1)
 
     def timed_out(self) -> list[str]:

@@ -80,6 +80,8 @@ _TQDM = recache.compile(r" *[0-9]{1,3}%\|[^|\n]{0,200}\| *[^\[\n]{0,40}\[[^\]\n]
 _TEE = recache.compile(r"\[(?P<role>[A-Za-z_][\w-]*?)(?P<lrank>\d{1,9})\]:")
 # PyTorch: `[rank3]: ` (excepthook, with a space, maybe doubled) or `[rank3]:[E...` (c10 log prefix).
 _RANK = recache.compile(r"\[rank(?P<rank>\d{1,9})\]: ?")
+# Either, its `[` lost: an excerpt cut at the line's first character (no emitter starts a line so).
+_CUT_TAG = recache.compile(r"(?:rank|default)\d{1,9}\]:")
 # torchrun's TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[${rank}]:' (PyTorch >= 2.2): taken only where it is
 # the stream's shape (most lines carry it), since `[12]:` alone could be anything
 _TEMPLATE = recache.compile(r"\[(?P<rank>\d{1,9})\]:")
@@ -174,6 +176,8 @@ def strip_prefixes(line: str, *, srun_labels: bool = False, profile: Profile = P
 
 def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str, Prefix]:
     """The built-in layers (kubernetes, collectors, pdsh, srun, mpirun, torchrun, PyTorch), outside in."""
+    if line[:1] in "rd" and _CUT_TAG.match(line):
+        return _strip_builtin("[" + line, srun_labels, profile)
     if not line or (
         line[0] not in "[0123456789P ("
         and not profile.pdsh
