@@ -841,6 +841,23 @@ def test_an_exception_of_a_bare_type_has_no_message_to_read_on_into_the_launcher
     assert "exitcode" not in tb.facts and "slurm.task-exit" in {e.rule for e in d.events}
 
 
+def test_fastchat_s_stderr_logged_as_records_is_read_as_the_lines_it_wrote(tmp_path: Path) -> None:
+    """FastChat and LLaVA log every line a process writes to stderr as a record of the logger `stderr`: under
+    the record's stamp, level and name the line is what the process wrote, tags and tracebacks included."""
+    wrote = [
+        "[rank0]: Traceback (most recent call last):",
+        '[rank0]:   File "/srv/fastchat/serve/vllm_worker.py", line 290, in <module>',
+        "[rank0]:     engine = AsyncLLMEngine.from_engine_args(engine_args)",
+        "[rank0]: ValueError: The model's max seq len (32768) is larger than the KV cache can hold",
+    ]
+    records = "".join(f"2024-10-14 01:39:{49 + i // 4:02d} | ERROR | stderr | {line}\n" for i, line in enumerate(wrote))
+    d = run(tmp_path, {"console.log": "2024-10-14 01:39:40 | INFO | model_worker | Loading the model\n" + records})
+    assert first(d) == (0, Cause.PYTHON_EXCEPTION)
+    f = d.verdict.first_death
+    assert f is not None and f.detail.startswith("ValueError: The model's max seq len")
+    assert f.time is not None and f"{f.time.earliest:%H:%M:%S}" == "01:39:49"
+
+
 def _vllm(pid: int, name: str, level: str, second: int, where: str, lines: list[str]) -> str:
     """vLLM's record: its header on every line (NewLineFormatter), under the worker's process prefix."""
     head = f"({name} pid={pid}) " if name else ""

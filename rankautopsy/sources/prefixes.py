@@ -54,6 +54,12 @@ _COMPOSE = recache.compile(r"(?P<name>[A-Za-z0-9][\w.-]{0,62}) *\| ")
 # A test harness's tee of its child's streams: `stderr: <line>` (accelerate's and transformers'
 # execute_subprocess_async print `label, line`), taken before the child's own layers.
 _HARNESS = ("stdout: ", "stderr: ")
+# FastChat's and LLaVA's `StreamToLogger`: each line a process wrote to stdout or stderr, logged as a record
+# of the logger named after that stream (`%(asctime)s | %(levelname)s | %(name)s | %(message)s`).
+_STREAM_RECORD = recache.compile(
+    r"(?P<stamp>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d{1,9})?) "
+    r"\| (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) +\| std(?:out|err) \| "
+)
 # srun --label: ` 3: ` padded task id (P<n> for heterogeneous jobs). Only where the stream is labelled.
 _SRUN = recache.compile(r"(?:P\d+ )? *(?P<task>\d{1,9}): ")
 # pdsh (DeepSpeed multi-node): `worker-3: ` host labels. Only where the stream is labelled.
@@ -198,7 +204,9 @@ def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str,
         pos = m.end()
     if "%|" in line[pos : pos + 8] and (m := _TQDM.match(line, pos)):
         pos = m.end()
-    if (m := _stamp_at(line, pos, profile)) is not None:
+    if line[pos : pos + 1].isdigit() and (m := _STREAM_RECORD.match(line, pos)) is not None:
+        stamp, pos = m["stamp"], m.end()
+    elif (m := _stamp_at(line, pos, profile)) is not None:
         found = m.groupdict()  # a time of day alone is no stamp: it dates nothing
         stamp, pos = found.get("stamp") or found.get("syslog"), m.end()
     ray = False
