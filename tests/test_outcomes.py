@@ -33,6 +33,25 @@ def test_ranks_that_all_abort_together_are_undetermined_not_a_guess(tmp_path: Pa
     assert any("own logs" in step for step in d.verdict.fetch_next)
 
 
+def test_an_abort_after_a_watchdog_fired_is_no_first_death_and_one_before_it_is(tmp_path: Path) -> None:
+    """NCCL's watchdog ends a rank it finds stuck with SIGABRT. An exit of -6 that the launcher noticed after a
+    watchdog's timeout line (an untagged tee: not tied to a rank) may be that abort: undetermined. An abort
+    noticed before any watchdog fired is the first death, the timeouts after it its consequence."""
+    timeout = (
+        "stderr: [E ProcessGroupNCCL.cpp:461] To avoid data inconsistency, we are taking the entire process down.\n"
+        "stderr:   what():  [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, "
+        "OpType=ALLGATHER, Timeout(ms)=1800000) ran for 1808212 milliseconds before timing out.\n"
+    )
+    after = run(tmp_path / "after", {"console.log": step_lines(0, 3) + timeout + failed(0, -6, 4200)})
+    assert after.verdict.outcome is Outcome.UNDETERMINED and after.verdict.first_death is None
+    assert after.verdict.confidence is Confidence.LOW
+    assert any("watchdog" in r for r in after.verdict.reasoning)
+    before = run(tmp_path / "before", {"console.log": step_lines(0, 3) + failed(1, -6, 4201) + timeout})
+    first = before.verdict.first_death
+    assert before.verdict.outcome is Outcome.FIRST_DEATH
+    assert first is not None and (first.rank, first.cause) == (1, Cause.ABORT)
+
+
 def test_a_restarted_ranks_later_error_does_not_hide_its_first_death(tmp_path: Path) -> None:
     """torchrun --max-restarts: rank 0 segfaulted (-11), then failed again with an exception later."""
     console = (

@@ -888,6 +888,9 @@ def _name_death(tl: Timeline, f: Findings, skew: timedelta) -> None:
     if first.from_exit_only and _listed_as_other_failure(tl, first):
         _root_cause_unseen(tl, f, first)
         return
+    if first.from_exit_only and first.cause is Cause.ABORT and (seen := _watchdog_before(tl, first)) is not None:
+        _abort_of_a_watchdog(tl, f, first, seen)
+        return
     f.outcome = Outcome.FIRST_DEATH
     f.first = _first_death(tl, first)
     f.culprit_events = list(first.evidence)
@@ -953,6 +956,44 @@ def _root_cause_unseen(tl: Timeline, f: Findings, first: Candidate) -> None:
     ]
     f.cap(Confidence.LOW, "the failure table's root-cause entry is not in the lines")
     f.fetch_next.append("the rest of torchrun's failure table: its 'Root Cause (first observed failure)' entry")
+    _what_to_fetch(tl, f)
+
+
+_WATCHDOG = frozenset({Cause.COLLECTIVE_TIMEOUT, Cause.WATCHDOG_ABORT})
+
+
+def _watchdog_before(tl: Timeline, c: Candidate) -> Event | None:
+    """A collective watchdog's report (a timeout, its abort) from before the launcher noticed this exit:
+    earlier in the same file, or stamped no later. A launcher tears every survivor down once one worker
+    has died, so a watchdog that fired before the exit was noticed did not wait for this rank's death."""
+    exited = tl.events[c.evidence[0]]
+    noticed = exited.time
+    for e in tl.events:
+        if e.cause not in _WATCHDOG or e.role is not Role.SYMPTOM:
+            continue
+        if e.where.source == exited.where.source:
+            if e.where.line < exited.where.line:
+                return e
+        elif e.time is not None and noticed is not None and e.time.earliest <= noticed.latest:
+            return e
+    return None
+
+
+def _abort_of_a_watchdog(tl: Timeline, f: Findings, first: Candidate, seen: Event) -> None:
+    """A rank that left only SIGABRT where a watchdog fired first: NCCL's watchdog ends a rank it finds
+    stuck with SIGABRT, so the abort may be that watchdog's, and whom it waited for is not in the lines."""
+    who = f"rank {seen.rank}" if seen.rank is not None else "a rank"
+    f.outcome = Outcome.UNDETERMINED
+    f.reasoning[:] = [
+        f"rank {first.rank} left only an exit status, {first.detail}, and {who}'s collective watchdog had "
+        f"already reported ({seen.where.source}:{seen.where.line}): SIGABRT is how that watchdog ends a rank "
+        "it finds stuck, so this abort may be its, not a first death"
+    ]
+    f.cap(Confidence.LOW, "an abort alone, after a watchdog had fired: the rank it waited for is not in the lines")
+    f.fetch_next.append(
+        f"the own log (stderr) of rank {first.rank} and the ranks' `Watchdog caught collective operation timeout` lines"
+        " (the collective's sequence number shows which rank fell behind)"
+    )
     _what_to_fetch(tl, f)
 
 
