@@ -46,6 +46,12 @@ def test_an_abort_after_a_watchdog_fired_is_no_first_death_and_one_before_it_is(
     assert after.verdict.outcome is Outcome.UNDETERMINED and after.verdict.first_death is None
     assert after.verdict.confidence is Confidence.LOW
     assert any("watchdog" in r for r in after.verdict.reasoning)
+    dump = (
+        "[rank4]:[E1129 07:10:04.315831399 ProcessGroupNCCL.cpp:1685] [PG ID 0 PG GUID 0(default_pg) Rank 4] "
+        "Observed flight recorder dump signal from another rank via TCPStore.\n"
+    )  # another rank's watchdog asked for dumps: it fired
+    observed = run(tmp_path / "dump", {"console.log": step_lines(0, 3) + dump + failed(1, -6, 4201)})
+    assert observed.verdict.outcome is Outcome.UNDETERMINED and observed.verdict.first_death is None
     before = run(tmp_path / "before", {"console.log": step_lines(0, 3) + failed(1, -6, 4201) + timeout})
     first = before.verdict.first_death
     assert before.verdict.outcome is Outcome.FIRST_DEATH

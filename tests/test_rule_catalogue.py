@@ -14,7 +14,7 @@ RULES = load_rules()
 # Named groups have fixed meanings across packs (the timeline and verdict read them by name).
 FACT_NAMES = frozenset(
     {
-        "rank", "peer_rank", "pg_rank", "local_rank", "pid", "host", "gpu", "pci", "xid", "seq",
+        "rank", "peer_rank", "pg_rank", "watchdog", "local_rank", "pid", "host", "gpu", "pci", "xid", "seq",
         "pg", "comm_rank", "nranks", "busid", "peer", "status",
         "last_enqueued", "last_completed", "op", "timeout_ms", "step", "total_steps", "exitcode",
         "signal", "exc_type", "exc_msg", "comm", "what", "idx", "ranks", "oom", "culprit", "culprits",
