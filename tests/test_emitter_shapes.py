@@ -858,6 +858,24 @@ def test_fastchat_s_stderr_logged_as_records_is_read_as_the_lines_it_wrote(tmp_p
     assert f.time is not None and f"{f.time.earliest:%H:%M:%S}" == "01:39:49"
 
 
+def test_an_excerpt_that_opens_in_rich_s_box_is_read_to_the_exception_under_its_bottom_edge(tmp_path: Path) -> None:
+    """A paste cut inside rich's traceback box, above any frame row: the box's bottom edge is followed by the
+    `Type: message` line, which opens the excerpt as an exception line at its top would (the builtin
+    `Exception` raised as it is, too)."""
+    box = (
+        "│   113 │   │   # We need to convert a slow tokenizer to build the backend          │\n"
+        "│   114 │   │   fast_tokenizer = convert_slow_tokenizer(slow_tokenizer)             │\n"
+        "╰─────────────────────────────────────────────────────────────────────────────────╯\n"
+        "Exception: expected value at line 1 column 1\n"
+        "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 24024) of "
+        "binary: /opt/conda/bin/python\n"
+    )
+    d = run(tmp_path, {"console.log": box})
+    assert first(d) == (0, Cause.PYTHON_EXCEPTION)
+    f = d.verdict.first_death
+    assert f is not None and "Exception: expected value at line 1 column 1" in f.detail
+
+
 def _vllm(pid: int, name: str, level: str, second: int, where: str, lines: list[str]) -> str:
     """vLLM's record: its header on every line (NewLineFormatter), under the worker's process prefix."""
     head = f"({name} pid={pid}) " if name else ""

@@ -107,12 +107,16 @@ def openings(lines: Iterable[tuple[int, str | None]]) -> list[int]:
     the opening line and, where it is a traceback's source line (an excerpt cut between a frame and its
     code), the lines after it up to the first that is not one, which opens the excerpt as the opening
     line would (at most OPENING_SOURCE_LINES on); in rich's boxed traceback, its rows up to a frame row
-    (at most RICH_ROWS on). Where it is neither, a frame's line right under it opens the excerpt too: a
-    paste whose selection began at the source line's first word lost its indent, or one that opens in
-    torchrun's table at its `traceback :` field."""
+    (at most RICH_ROWS on), or to the box's bottom edge and the exception line under it. Where it is
+    neither, a frame's line right under it opens the excerpt too: a paste whose selection began at the
+    source line's first word lost its indent, or one that opens in torchrun's table at its `traceback :`
+    field."""
     out: list[int] = []
-    source = rich = False
+    source = rich = boxed = False
     for n, (at, text) in enumerate(lines):
+        if boxed:  # rich's box ends over the traceback's `Type: message` line
+            out.append(at)
+            break
         if n == 0:
             if text is None or (_HEADER_WORDS in text and not _TABLE_TRACEBACK.match(text)):
                 return [at]  # a header's own rule reads its frames
@@ -124,7 +128,8 @@ def openings(lines: Iterable[tuple[int, str | None]]) -> list[int]:
             break
         out.append(at)
         if n > 0 and rich:
-            if n == RICH_ROWS or text is None or _RICH_FRAME.match(text) or not _RICH_ROW.match(text):
+            boxed = text is not None and text.startswith("╰") and n < RICH_ROWS
+            if not boxed and (n == RICH_ROWS or text is None or _RICH_FRAME.match(text) or not _RICH_ROW.match(text)):
                 break
         elif n == OPENING_SOURCE_LINES or text is None or (n > 0 and _SOURCE_LINE.match(text) is None):
             break
