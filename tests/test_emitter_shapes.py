@@ -876,6 +876,23 @@ def test_an_excerpt_that_opens_in_rich_s_box_is_read_to_the_exception_under_its_
     assert f is not None and "Exception: expected value at line 1 column 1" in f.detail
 
 
+def test_a_wrapper_s_stamp_and_level_tag_on_every_line_leave_the_child_s_traceback_readable(tmp_path: Path) -> None:
+    """An app that runs the job logs each line of its child under its own stamp and the record's level
+    (`[2024-09-09 19:22:16] [INFO] ...`): under both, the child's traceback reads as it was written."""
+    steps = [f"[2024-09-09 19:22:{s:02d}] [INFO] [rank1]: step {s}" for s in range(12)]
+    child = [
+        "[rank1]: Traceback (most recent call last):",
+        '[rank1]:   File "/job/train.py", line 88, in <module>',
+        "[rank1]:     loss = model(batch)",
+        "[rank1]: ValueError: bad sample 17",
+    ]
+    lines = steps + [f"[2024-09-09 19:22:16] [ERROR] {line}" for line in child]
+    d = run(tmp_path, {"console.log": "".join(line + "\n" for line in lines)})
+    assert first(d) == (1, Cause.PYTHON_EXCEPTION)
+    f = d.verdict.first_death
+    assert f is not None and f.detail == "ValueError: bad sample 17"
+
+
 def _vllm(pid: int, name: str, level: str, second: int, where: str, lines: list[str]) -> str:
     """vLLM's record: its header on every line (NewLineFormatter), under the worker's process prefix."""
     head = f"({name} pid={pid}) " if name else ""

@@ -209,6 +209,8 @@ def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str,
     elif (m := _stamp_at(line, pos, profile)) is not None:
         found = m.groupdict()  # a time of day alone is no stamp: it dates nothing
         stamp, pos = found.get("stamp") or found.get("syslog"), m.end()
+        if profile.stamped and line.startswith("[", pos) and (m := _LEVEL_TAG.match(line, pos)) is not None:
+            pos = m.end()
     ray = False
     if line.startswith("(", pos) and (m := _RAY.match(line, pos) or _RAY_DAEMON.match(line, pos)):
         pid = int(m["pid"]) if "pid" in m.re.groupindex and m["pid"] else None
@@ -358,6 +360,9 @@ def _stamp_layer(lines: list[str]) -> bool:
 
 
 _STAMPED_LINES = 10
+# A wrapper that logs its child's lines under its own stamp and the record's level (`[2024-09-09 19:22:16]
+# [INFO] Traceback ...`: a launcher app, a job runner): the level tag after a layer stamp.
+_LEVEL_TAG = recache.compile(r"\[(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|CRITICAL|FATAL)\] ")
 
 
 ELIDED = " \t\r.\u2026"  # a line of these alone is blank, or where a paste's poster cut (`...`)
