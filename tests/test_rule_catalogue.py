@@ -23,7 +23,7 @@ FACT_NAMES = frozenset(
 )  # fmt: skip
 PACKS = {
     "ascend", "composer", "deepspeed", "gloo", "horovod", "kernel", "kubernetes", "lightning", "mpi", "native", "nccl",
-    "nvidia", "paddle",
+    "nvidia", "paddle", "rocm",
     "progress", "python", "pytorch", "ray", "runtime", "sglang", "slurm",
     "torchrun", "vllm",
 }  # fmt: skip
