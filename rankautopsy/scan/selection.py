@@ -610,10 +610,12 @@ class _Selection:
             if keyed_at is not None:
                 keyed.append((start, number, *keyed_at))
         last = {key: i for i, (_, _, key, _) in enumerate(keyed)}
-        progress = self._last_progress(numbered)
+        progress: dict[Channel, tuple[int, TimeSpan]] | None = None  # worked out once a channel is past the cap
         for i, (start, number, key, after) in enumerate(keyed):
             seen = self.traceback_repeats.get(key)
-            if seen is None and self._went_on(key, number, after, progress):
+            if seen is None and self.distinct.get(key[1:4], 0) >= DISTINCT_CAUGHT:
+                progress = self._last_progress(numbered) if progress is None else progress
+            if seen is None and progress is not None and self._went_on(key, number, after, progress):
                 self.caught_unread += 1
                 self._uncount((number, 0), key[0], start, hit_lines)
             elif seen is None:
