@@ -78,11 +78,14 @@ def every_line(path: Path) -> tuple[Found, set[str]]:
     rules = [r for r in RULES if r.applies_to(source.kind)]
     raw = path.read_bytes().split(b"\n")[: chunkview.OPENING_LINES]
     opening = next((n for n, line in enumerate(raw, 1) if not chunkview._ELISION.fullmatch(line)), None)
+    first = next((i for i, n in enumerate(stream.numbers) if n == opening), None)
+    walk = selection.openings((i, stream.texts[i]) for i in range(first, len(stream))) if first is not None else []
+    tried = {stream.numbers[i] for i in walk}  # the opening line, and the lines an excerpt's cut opens on
     hits: Found = set()
     repeats: dict[tuple[str, object, object, tuple[tuple[str, str], ...]], list[tuple[str, int, str]]] = {}
     for i, text in enumerate(stream.texts):
         for r in rules:
-            if (r.rule.at_start and stream.numbers[i] != opening) or (m := r.pattern.search(text)) is None:
+            if (r.rule.at_start and stream.numbers[i] not in tried) or (m := r.pattern.search(text)) is None:
                 continue
             hit = (r.rule.id, stream.numbers[i], text)
             if _thinned_by_repeats(r.rule):
