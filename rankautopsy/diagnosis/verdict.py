@@ -964,9 +964,9 @@ _WATCHDOG = frozenset({Cause.COLLECTIVE_TIMEOUT, Cause.WATCHDOG_ABORT})
 
 def _watchdog_before(tl: Timeline, c: Candidate) -> Event | None:
     """A collective watchdog's report (a timeout, its abort, a dump it asked for: `watchdog`) from before
-    the launcher noticed this exit:
-    earlier in the same file, or stamped no later. A launcher tears every survivor down once one worker
-    has died, so a watchdog that fired before the exit was noticed did not wait for this rank's death."""
+    the launcher noticed this exit: earlier in the same file, or stamped no later. A launcher tears every
+    survivor down once one worker has died, so a watchdog that fired before then did not wait for this
+    rank's death."""
     exited = tl.events[c.evidence[0]]
     noticed = exited.time
     for e in tl.events:
