@@ -674,7 +674,12 @@ def test_an_excerpt_quoted_in_markdown_is_read_without_its_quote_marks() -> None
         ">     [rank1]: RuntimeError: boom",
     ]  # a code block in a quote
     assert sniff_profile(code).indent == ">     "
-    assert not sniff_profile(["> not all", "of these", "lines are quoted"]).indent
+    assert not sniff_profile(["not all", "> of these", "lines are quoted"]).indent
+    lazy = ["> 2025-10-18 15:15:23 [rank2]: Traceback (most recent call last):", "2025-10-18 15:15:23 step", "x"]
+    profile = sniff_profile(lazy)  # Markdown quotes the lines under a quoted first line too: its marker alone
+    assert profile.indent == "> "
+    assert strip_prefixes(lazy[0], profile=profile)[0] == "Traceback (most recent call last):"
+    assert strip_prefixes("> a later line", profile=profile)[0] == "a later line"
 
 
 def test_untimed_records_whose_numbers_keep_their_width_are_no_wrap() -> None:

@@ -312,7 +312,7 @@ def sniff_profile(sample: list[str]) -> Profile:
     if len(lines) < 3:
         return PLAIN
     if indent := _paste_indent(lines):
-        lines = [line[len(indent) :] for line in lines]
+        lines = [line[len(indent) :] if line.startswith(indent) else line for line in lines]
     numbered = _mostly(lines, _NUMBERED) and _counting(lines)
     if numbered:
         lines = [line[m.end() :] if (m := _NUMBERED.match(line)) else line for line in lines]
@@ -378,10 +378,13 @@ def _paste_indent(lines: list[str]) -> str:
     code block has it; none where it would leave a traceback's frame at column 0 (Python indents frames
     under their header: the indent is then the log's own). A line of dots alone is where the poster cut.
     An excerpt quoted in Markdown or a mail has `> ` on every line (`>` alone on its blank ones): that
-    marker, and the indent under it."""
+    marker, and the indent under it; or on its first line alone (Markdown quotes the lines under it too,
+    lazily), which is the only line the marker is then taken from."""
     if lines and all(line.startswith("> ") or line.rstrip() == ">" for line in lines):
         inner = [line[2:] for line in lines if line.startswith("> ") and line[2:].strip()]
         return "> " + (_paste_indent(inner) if inner else "")
+    if lines[0].startswith("> ") and not any(line.startswith(">") for line in lines[1:]):
+        return "> "
     lines = [line for line in lines if not elided(line)] if lines[0][:1] in ELIDED else lines
     indent = lines[0][: len(lines[0]) - len(lines[0].lstrip(" \t"))] if lines else ""
     for line in lines[1:]:
