@@ -175,7 +175,7 @@ class StreamRead:
     timed_out: list[str]
     problem: str | None  # the input ended early and damaged (a truncated gzip)
     clipped: int = 0  # lines too long to read whole (their middle was skipped)
-    caught_unread: int = 0  # caught tracebacks counted, not read (`_Selection._went_on`)
+    caught_unread: int = 0  # caught tracebacks counted, not read (`_Selection._thin_tracebacks`)
 
 
 def read_stream(source: Source, ctx: ClockContext, engine: Engine, *, spare_core: bool = False) -> StreamRead:
@@ -351,7 +351,7 @@ class _Selection:
     trusted: dict[int, AnyPattern] = field(default_factory=dict)  # `_counted`'s patterns, looked up once
     traceback_repeats: dict[_TracebackKey, _Repeats] = field(default_factory=dict)  # `_thin_tracebacks`
     distinct: dict[tuple[Channel, str | None, int | None], int] = field(default_factory=dict)  # ... per channel
-    caught_unread: int = 0  # caught tracebacks past DISTINCT_CAUGHT a channel's, counted and not read (`_went_on`)
+    caught_unread: int = 0  # caught tracebacks past a channel's DISTINCT_CAUGHT, counted and not read
     cut_off: dict[tuple[int, Channel], _Repeats] = field(default_factory=dict)  # `_cut_off_past_budget`
     unread_runs: list[tuple[int, int]] = field(default_factory=list)  # line numbers freed, or left for room
     skipped: set[int] = field(default_factory=set)  # kept cut-off headers, their windows never read
@@ -615,10 +615,11 @@ class _Selection:
             seen = self.traceback_repeats.get(key)
             if seen is None and self.distinct.get(key[1:4], 0) >= DISTINCT_CAUGHT:
                 progress = self._last_progress(numbered) if progress is None else progress
-            if seen is None and progress is not None and self._went_on(key, number, after, progress):
-                self.caught_unread += 1
-                self._uncount((number, 0), key[0], start, hit_lines)
-            elif seen is None:
+                if _went_on(progress, key[1], number, after):
+                    self.caught_unread += 1
+                    self._uncount((number, 0), key[0], start, hit_lines)
+                    continue
+            if seen is None:
                 if len(self.traceback_repeats) < TRACEBACK_KEYS:
                     self.traceback_repeats[key] = _Repeats((number, 0))
                     self.distinct[key[1:4]] = self.distinct.get(key[1:4], 0) + 1
@@ -649,17 +650,6 @@ class _Selection:
                     if number > out.get(key, (0, line.time))[0]:
                         out[key] = (number, line.time)
         return out
-
-    def _went_on(
-        self, key: _TracebackKey, number: int, after: TimeSpan, progress: dict[Channel, tuple[int, TimeSpan]]
-    ) -> bool:
-        """A new caught traceback past the first DISTINCT_CAUGHT of its channel, with a progress line of
-        its rank later in the chunk and strictly later than the stamp under it: the rank lived past it
-        (as the verdict reads a caught exception), so it is counted, not read."""
-        if self.distinct.get(key[1:4], 0) < DISTINCT_CAUGHT:
-            return False
-        step = progress.get(_progress_key(key[1]))
-        return step is not None and step[0] > number and step[1].earliest > after.latest
 
     def _replace_latest(self, seen: _Repeats, where: tuple[int, int], rule: int) -> None:
         """A traceback that is the latest of its repeats so far, in place of the one before (counted)."""
@@ -1159,6 +1149,14 @@ def _countable(engine: Engine) -> frozenset[int]:
 def _counts_repeats(rule: Rule) -> bool:
     """A built-in context rule whose repeats `_repeated` counts rather than keeps."""
     return rule.builtin and rule.role is Role.CONTEXT and rule.assemble is None and not rule.effects - {Effect.IDENTITY}
+
+
+def _went_on(progress: dict[Channel, tuple[int, TimeSpan]], channel: Channel, number: int, after: TimeSpan) -> bool:
+    """Whether a caught traceback's rank logged progress after it: a progress line of its rank later in the
+    chunk (`progress`: the last of each) and stamped strictly later than the line under its exception. The
+    rank lived past it, as the verdict reads a caught exception (`verdict._went_on`): it is no death."""
+    step = progress.get(_progress_key(channel))
+    return step is not None and step[0] > number and step[1].earliest > after.latest
 
 
 def _progress_key(channel: Channel) -> Channel:

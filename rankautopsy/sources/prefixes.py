@@ -78,6 +78,9 @@ _LAYER_STAMP = recache.compile(
     + r"|(?P<syslog>(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d(?:[.,]\d{1,9})?) "
     + r"|\[?(?P<clock>\d\d:\d\d:\d\d(?:[.,]\d{1,9})?)\]? "
 )
+# A wrapper that logs its child's lines under its own stamp and the record's level (`[2024-09-09 19:22:16]
+# [INFO] Traceback ...`: a launcher app, a job runner): the level tag after a layer stamp.
+_LEVEL_TAG = recache.compile(r"\[(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|CRITICAL|FATAL)\] ")
 # Viewer exports with leading line numbers: `1234  message` / `1234\tmessage`.
 _NUMBERED = recache.compile(r" *(?P<n>\d{1,9})(?:\t| {2,}|: )")
 # A tqdm bar another process left on the line without a newline: `  42%|████▏ | 5/12 [00:01<00:01, 4.5it/s]`.
@@ -360,10 +363,6 @@ def _stamp_layer(lines: list[str]) -> bool:
 
 
 _STAMPED_LINES = 10
-# A wrapper that logs its child's lines under its own stamp and the record's level (`[2024-09-09 19:22:16]
-# [INFO] Traceback ...`: a launcher app, a job runner): the level tag after a layer stamp.
-_LEVEL_TAG = recache.compile(r"\[(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|CRITICAL|FATAL)\] ")
-
 
 ELIDED = " \t\r.\u2026"  # a line of these alone is blank, or where a paste's poster cut (`...`)
 
@@ -379,7 +378,7 @@ def _paste_indent(lines: list[str]) -> str:
     under their header: the indent is then the log's own). A line of dots alone is where the poster cut.
     An excerpt quoted in Markdown or a mail has `> ` on every line (`>` alone on its blank ones): that
     marker, and the indent under it; or on its first line alone (Markdown quotes the lines under it too,
-    lazily), which is the only line the marker is then taken from."""
+    lazily): that marker alone, taken off the lines that start with it."""
     if lines and all(line.startswith("> ") or line.rstrip() == ">" for line in lines):
         inner = [line[2:] for line in lines if line.startswith("> ") and line[2:].strip()]
         return "> " + (_paste_indent(inner) if inner else "")
