@@ -612,6 +612,7 @@ def _candidate(tl: Timeline, r: RankState, teardown: datetime | None, began: dat
         if tl.events[i].role is Role.CAUSE
         and not _after_its_exit(tl, r, i)
         and not _went_on(tl, r, i, steps, last_cause)
+        and not _recovered(tl, i, steps)
     ]
     if causes:
         best = _decisive(tl, causes)
@@ -694,6 +695,15 @@ def _went_on(tl: Timeline, r: RankState, index: int, steps: list[int], last_caus
         if later or (p.time.latest >= e.time.latest and last_cause.get(p.where.source, 0) > p.where.line):
             return noticed is None or noticed.earliest > p.time.latest
     return False
+
+
+def _recovered(tl: Timeline, index: int, steps: list[int]) -> bool:
+    """A stall of the rank (a hang cause: the kernel's hung-task report, torchrun's D-state check) that it
+    made progress after, in any of its logs: it was blocked for a while and went on, so it is no death."""
+    e = tl.events[index]
+    if e.cause is not Cause.HANG or e.time is None:
+        return False
+    return any((p := tl.events[j].time) is not None and p.earliest > e.time.latest for j in steps)
 
 
 def _last_cause_lines(tl: Timeline, r: RankState) -> dict[str, int]:

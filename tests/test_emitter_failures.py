@@ -1,0 +1,165 @@
+"""Failure messages read end to end, in the formats their emitters' sources print: c10d store clients,
+the elastic rendezvous, MPI aborts (Open MPI, MPICH), horovodrun, Ray's caller-side exceptions, SLURM's
+job-step banner, the kernel's hung-task and memory-failure reports."""
+
+from __future__ import annotations
+
+from datetime import UTC
+from pathlib import Path
+
+from rankautopsy.model import Cause, Diagnosis, Outcome, Role
+from rankautopsy.pipeline import Options, diagnose
+
+TRACEBACK = 'Traceback (most recent call last):\n  File "train.py", line 40, in <module>\n    dist.barrier()\n'
+HYDRA_BANNER = (
+    "===================================================================================\n"
+    "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n"
+    "=   PID 31340 RUNNING AT node01\n"
+    "=   EXIT CODE: 9\n"
+    "=   CLEANING UP REMAINING PROCESSES\n"
+    "=   YOU CAN IGNORE THE BELOW CLEANUP MESSAGES\n"
+    "===================================================================================\n"
+)
+
+
+def run(tmp_path: Path, files: dict[str, str]) -> Diagnosis:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    return diagnose(Options(paths=[str(tmp_path)], tz=UTC))
+
+
+def first(d: Diagnosis) -> tuple[int | None, Cause | None]:
+    f = d.verdict.first_death
+    return (f.rank, f.cause) if f is not None else (None, None)
+
+
+def steps(rank: int, n: int) -> str:
+    return "".join(f"2026-11-29 07:00:{s:02d},000 INFO [rank {rank}] step {s}/100\n" for s in range(n))
+
+
+def hung_task(stamp: str, pid: int) -> str:
+    return f"[Sun Nov 29 {stamp} 2026] INFO: task pt_main_thread:{pid} blocked for more than 122 seconds.\n"
+
+
+def nccl_identity(rank: int, pid: int) -> str:
+    return f"node01:{pid}:{pid} [{rank}] NCCL INFO cudaDriverVersion 12040\n"
+
+
+def test_store_clients_that_lost_the_store_host_are_not_its_first_death(tmp_path: Path) -> None:
+    files = {f"rank_{r}.log": steps(r, 5) for r in range(3)}
+    files["rank_1.log"] += TRACEBACK + "torch.distributed.DistNetworkError: Broken pipe\n"
+    files["rank_2.log"] += (
+        TRACEBACK + "torch.distributed.DistNetworkError: Failed to send, sent 0 bytes. Connection was likely "
+        "closed. Did the remote server shutdown or crash?\n"
+    )
+    d = run(tmp_path, files)
+    assert first(d)[0] == 0
+    assert {e.rank for e in d.events if e.role is Role.SYMPTOM} == {1, 2}
+
+
+def test_a_store_nobody_reached_names_no_rank(tmp_path: Path) -> None:
+    timed_out = (
+        "torch.distributed.DistNetworkError: The client socket has timed out after 600000ms while trying to "
+        "connect to (10.10.12.11, 25000).\n"
+    )
+    d = run(tmp_path, {f"rank_{r}.log": TRACEBACK + timed_out for r in (1, 2)})
+    assert d.verdict.outcome is Outcome.UNDETERMINED
+    assert all(e.cause is Cause.PEER_LOST for e in d.events if e.role is not Role.CONTEXT)
+
+
+def test_an_agent_ended_by_a_closed_rendezvous_is_no_python_exception(tmp_path: Path) -> None:
+    agent = (
+        'Traceback (most recent call last):\n  File "/usr/bin/torchrun", line 8, in <module>\n'
+        "    sys.exit(main())\n"
+        '  File "/opt/torch/distributed/elastic/rendezvous/dynamic_rendezvous.py", line 677, in next_rendezvous\n'
+        "    raise RendezvousClosedError\n"
+        "torch.distributed.elastic.rendezvous.api.RendezvousClosedError\n"
+    )
+    d = run(tmp_path, {"node1.log": agent})
+    assert d.verdict.first_death is None
+    assert not any(e.cause is Cause.PYTHON_EXCEPTION for e in d.events)
+
+
+def test_mpichs_abort_line_names_the_world_rank_not_hydras_pid(tmp_path: Path) -> None:
+    console = (
+        "step 3\n"
+        "Abort(1) on node 2 (rank 2 in comm 0): application called MPI_Abort(MPI_COMM_WORLD, 1) - process 2\n"
+        "\n" + HYDRA_BANNER
+    )
+    assert first(run(tmp_path, {"console.log": console}))[0] == 2
+
+
+def test_open_mpis_abort_banner_names_the_aborting_rank(tmp_path: Path) -> None:
+    console = (
+        "step 3\n"
+        "--------------------------------------------------------------------------\n"
+        "MPI_ABORT was invoked on rank 3 in communicator MPI_COMM_WORLD\n"
+        "with errorcode 1.\n"
+        "\n"
+        "NOTE: invoking MPI_ABORT causes Open MPI to kill all MPI processes.\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert first(d)[0] == 3
+    assert d.verdict.first_death is not None and d.verdict.first_death.rule == "mpi.abort-invoked"
+
+
+def test_horovodruns_report_names_the_first_failed_rank(tmp_path: Path) -> None:
+    console = (
+        "[0]<stdout>:step 1\n[3]<stdout>:step 1\n"
+        "RuntimeError: Horovod detected that one or more processes exited with non-zero status, thus causing "
+        "the job to be terminated. The first process to do so was:\n"
+        "Process name: 3\nExit code: 1\n"
+    )
+    assert first(run(tmp_path, {"horovodrun.log": console}))[0] == 3
+
+
+def test_horovodruns_own_exception_is_no_cause(tmp_path: Path) -> None:
+    console = (
+        'Traceback (most recent call last):\n  File "/usr/bin/horovodrun", line 8, in <module>\n'
+        "    sys.exit(run_commandline())\n"
+        "RuntimeError: mpirun failed with exit code 1\n"
+    )
+    d = run(tmp_path, {"horovodrun.log": console})
+    assert d.verdict.first_death is None
+    assert not any(e.role is Role.CAUSE for e in d.events)
+
+
+def test_rays_out_of_memory_error_is_host_memory(tmp_path: Path) -> None:
+    driver = (
+        'Traceback (most recent call last):\n  File "train.py", line 10, in <module>\n    ray.get(refs)\n'
+        "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.\n"
+    )
+    d = run(tmp_path, {"driver.log": driver})
+    assert {e.cause for e in d.events if e.role is Role.CAUSE} == {Cause.HOST_OOM}
+
+
+def test_a_slurm_step_banner_is_no_training_step(tmp_path: Path) -> None:
+    console = (
+        "0: step 5\n1: step 5\n"
+        "slurmstepd: error: *** STEP 1234.0 ON node12 CANCELLED AT 2026-11-29T07:00:00 DUE TO TIME LIMIT ***\n"
+    )
+    d = run(tmp_path, {"slurm-1234.out": console})
+    assert {e.facts.get("step") for e in d.events if e.role is Role.PROGRESS} == {"5"}
+    assert first(d)[1] is Cause.TIME_LIMIT
+
+
+def test_a_rank_blocked_in_the_kernel_is_the_hang_culprit(tmp_path: Path) -> None:
+    files = {f"rank_{r}.log": nccl_identity(r, 4240 + r) + steps(r, 5) for r in range(3)}
+    files["dmesg.txt"] = hung_task("07:05:02", 4241)
+    assert first(run(tmp_path, files)) == (1, Cause.HANG)
+
+
+def test_a_rank_that_went_on_after_a_hung_task_report_did_not_die_of_it(tmp_path: Path) -> None:
+    files = {f"rank_{r}.log": nccl_identity(r, 4240 + r) + steps(r, 50) for r in range(3)}
+    files["rank_2.log"] += 'Traceback (most recent call last):\n  File "train.py", line 40\nValueError: bad shard\n'
+    files["dmesg.txt"] = hung_task("07:00:10", 4241)
+    assert first(run(tmp_path, files)) == (2, Cause.PYTHON_EXCEPTION)
+
+
+def test_a_hardware_memory_error_is_the_bus_error_of_that_pid(tmp_path: Path) -> None:
+    files = {f"rank_{r}.log": nccl_identity(r, 4240 + r) + steps(r, 5) for r in range(3)}
+    files["dmesg.txt"] = (
+        "[Sun Nov 29 07:00:07 2026] Memory failure: 0x1a2b3c4: Sending SIGBUS to pt_main_thread:4241 due to "
+        "hardware memory corruption\n"
+    )
+    assert first(run(tmp_path, files)) == (1, Cause.BUS_ERROR)
