@@ -163,3 +163,14 @@ def test_a_hardware_memory_error_is_the_bus_error_of_that_pid(tmp_path: Path) ->
         "hardware memory corruption\n"
     )
     assert first(run(tmp_path, files)) == (1, Cause.BUS_ERROR)
+
+
+def test_a_worker_reaped_by_elastics_timer_is_the_hang_of_that_pid(tmp_path: Path) -> None:
+    console = (
+        "[rank0]: 2026-11-29 07:00:01,000 INFO step 1\n[rank1]: 2026-11-29 07:00:01,000 INFO step 1\n"
+        "I1129 07:10:05.000000 4100 torch/distributed/elastic/timer/file_based_local_timer.py:343] Successfully "
+        "reaped worker=[4243] with signal=9\n"
+        "E1129 07:10:07.000000 4100 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: -9) "
+        "local_rank: 1 (pid: 4243) of binary: /usr/bin/python\n"
+    )
+    assert first(run(tmp_path, {"console.log": console})) == (1, Cause.HANG)
