@@ -174,3 +174,22 @@ def test_a_worker_reaped_by_elastics_timer_is_the_hang_of_that_pid(tmp_path: Pat
         "local_rank: 1 (pid: 4243) of binary: /usr/bin/python\n"
     )
     assert first(run(tmp_path, {"console.log": console})) == (1, Cause.HANG)
+
+
+def test_a_second_nodes_agent_maps_no_local_rank_to_a_global_one(tmp_path: Path) -> None:
+    """The lines of torch 2.13's second agent of a two-node c10d job (its only worker, global rank 1, lost
+    its peer when the first node's worker raised): `local_rank: 0` there is not rank 0."""
+    node = (
+        "W1206 04:44:11.553000 2291 torch/distributed/run.py:865] node_rank is only used for static rdzv_backend. "
+        "It will be ignored for rdzv_backend=c10d.\n"
+        "2026-12-06 04:44:13,153 INFO rank 1 step 3\n"
+        "[rank1]: Traceback (most recent call last):\n"
+        '[rank1]:   File "/tmp/rdzv/train.py", line 7, in <module>\n'
+        "[rank1]:     t = torch.ones(2); dist.all_reduce(t)\n"
+        "[rank1]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection "
+        "closed by peer [127.0.0.1]:27325. This is typically caused by a remote worker crashing.\n"
+        "E1206 04:44:13.748000 2291 torch/distributed/elastic/multiprocessing/api.py:1002] failed (exitcode: 1) "
+        "local_rank: 0 (pid: 2296) of binary: /work/venv/bin/python3\n"
+    )
+    d = run(tmp_path, {"nodeB.log": node})
+    assert d.verdict.outcome is Outcome.UNDETERMINED and d.verdict.first_death is None

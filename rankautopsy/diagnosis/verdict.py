@@ -304,7 +304,7 @@ def _unmapped_on_other_nodes(tl: Timeline, f: Findings) -> None:
     for e in failed:
         f.notes.append(
             f"local rank {e.facts['local_rank']} failed (exit code {exit_code(e.facts)}, {e.where.source}:"
-            f"{e.where.line}) on a node of a job with other nodes (its agent timed out waiting for theirs): "
+            f"{e.where.line}) on a node of a job with other nodes (its agent's own lines say so): "
             "its global rank is not in these lines, nor whether another node failed first"
         )
     if failed:
