@@ -193,3 +193,25 @@ def test_a_second_nodes_agent_maps_no_local_rank_to_a_global_one(tmp_path: Path)
     )
     d = run(tmp_path, {"nodeB.log": node})
     assert d.verdict.outcome is Outcome.UNDETERMINED and d.verdict.first_death is None
+
+
+def test_one_nodes_failure_table_maps_no_local_rank_of_another_node(tmp_path: Path) -> None:
+    """Two agents' lines (torch 2.13, c10d): node B's table ties its local rank 0 to rank 1; node A's own
+    `local_rank: 0` exit is another process (rank 0's), not a second exit of rank 1."""
+    node_a = (
+        "[rank0]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:553] Connection "
+        "closed by peer [127.0.0.1]:388.\n"
+        "E1206 04:47:56.224000 3636 torch/distributed/elastic/multiprocessing/api.py:1002] failed (exitcode: 1) "
+        "local_rank: 0 (pid: 3645) of binary: /work/venv/bin/python3\n"
+    )
+    node_b = (
+        "W1206 04:47:54.000000 3639 torch/distributed/run.py:865] node_rank is only used for static rdzv_backend. "
+        "It will be ignored for rdzv_backend=c10d.\n"
+        "[rank1]: ValueError: bad sample 17\n"
+        "Root Cause (first observed failure):\n[0]:\n  time      : 2026-12-06_04:47:55\n  host      : localhost\n"
+        "  rank      : 1 (local_rank: 0)\n  exitcode  : 1 (pid: 3644)\n  error_file: <N/A>\n"
+    )
+    d = run(tmp_path, {"nodeA.log": node_a, "nodeB.log": node_b})
+    exits = {(e.where.source.rsplit("/", 1)[-1], e.rank) for e in d.events if e.rule == "torchrun.worker-failed"}
+    assert exits == {("nodeA.log", None)}
+    assert first(d)[0] == 1

@@ -174,7 +174,7 @@ class LocalRanks:
     def knows(self, source: str, local: int, host: str | None = None) -> bool:
         """Whether a table or a line tied this local rank to a global one (else resolve() assumes)."""
         by_host = host is not None and (host, local) in self.by_host
-        return (source, local) in self.by_source or by_host or len(self.anywhere.get(local, ())) == 1
+        return (source, local) in self.by_source or by_host or self._only(local) is not None
 
     def resolve(self, source: str, local: int, host: str | None = None) -> int | None:
         """The global rank, or None where other nodes exist and nothing maps this local rank."""
@@ -182,10 +182,15 @@ class LocalRanks:
             return self.by_source[(source, local)]
         if host is not None and (host, local) in self.by_host:
             return self.by_host[(host, local)]
-        ranks = self.anywhere.get(local, set())
-        if len(ranks) == 1:
-            return next(iter(ranks))
+        if (rank := self._only(local)) is not None:
+            return rank
         return None if self.nodes_elsewhere else local
+
+    def _only(self, local: int) -> int | None:
+        """The one global rank any source tied this local rank to, where the job has one node as far as
+        the lines tell (with other nodes, each has a local rank N: another file's table is another node's)."""
+        ranks = self.anywhere.get(local, set())
+        return next(iter(ranks)) if len(ranks) == 1 and not self.nodes_elsewhere else None
 
 
 def _ranks_shown(stream: Stream) -> set[int]:
