@@ -215,3 +215,51 @@ def test_one_nodes_failure_table_maps_no_local_rank_of_another_node(tmp_path: Pa
     exits = {(e.where.source.rsplit("/", 1)[-1], e.rank) for e in d.events if e.rule == "torchrun.worker-failed"}
     assert exits == {("nodeA.log", None)}
     assert first(d)[0] == 1
+
+
+def nccl_init(host: str, pid: int, rank: int, bus: str) -> str:
+    return (
+        f"{host}:{pid}:{pid + 58} [0] NCCL INFO comm 0x55df01b24dd{rank} rank {rank} nranks 2 cudaDev {rank} "
+        f"nvmlDev {rank} busId {bus} commId 0x2114bc51af4fb978 - Init COMPLETE\n"
+    )
+
+
+def test_an_mmu_fault_xid_is_the_programs_cuda_error_not_the_gpus(tmp_path: Path) -> None:
+    files = {
+        "rank_0.log": nccl_init("node07", 4242, 0, "3b000")
+        + "2026-11-29 07:00:50,000 INFO step 100\n"
+        + "torch.AcceleratorError: CUDA error: an illegal memory access was encountered\n",
+        "rank_1.log": nccl_init("node07", 4243, 1, "5e000") + "2026-11-29 07:00:50,000 INFO step 100\n",
+        "dmesg.txt": "[Sun Nov 29 07:01:02 2026] NVRM: Xid (PCI:0000:3b:00): 31, pid=4242, name=pt_main_thread, Ch "
+        "00000008, intr 00000000. MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_0 faulted @ 0x7f2b_3c000000.\n",
+    }
+    d = run(tmp_path, files)
+    assert first(d) == (0, Cause.CUDA_ERROR)
+    assert not any(e.cause is Cause.GPU_HARDWARE for e in d.events)
+
+
+def test_nccl_2_2x_async_port_error_names_the_rank_whose_nic_failed(tmp_path: Path) -> None:
+    lost = (
+        "[E1129 07:01:41.123456789 ProcessGroupNCCL.cpp:1595] Process group watchdog thread terminated with "
+        "exception: NCCL error: remote process exited or there was a network error, NCCL version 2.21.5\n"
+    )
+    files = {
+        "rank_0.log": nccl_init("node07", 4242, 0, "3b000")
+        + "2026-11-29 07:01:00,000 INFO step 101\n"
+        + "node07:4242:4310 [0] transport/net_ib.cc:101 NCCL WARN NET/IB : mlx5_0:1 Got async event : port error\n"
+        + "[rank0]:"
+        + lost,
+        "rank_1.log": nccl_init("node08", 5151, 1, "3b000") + "2026-11-29 07:01:00,000 INFO step 101\n[rank1]:" + lost,
+    }
+    assert first(run(tmp_path, files)) == (0, Cause.NCCL_ERROR)
+
+
+def test_a_cuda_failure_nccl_logged_at_info_and_cleared_is_no_cause(tmp_path: Path) -> None:
+    files = {
+        "rank_0.log": steps(0, 5) + "node07:4242:4300 [0] NCCL INFO enqueue.cc:1196 Cuda failure 'invalid argument'\n"
+        "2026-11-29 07:00:06,000 INFO [rank 0] step 6/100\n",
+        "rank_1.log": steps(1, 5) + TRACEBACK + "ValueError: bad shard 17\n",
+    }
+    d = run(tmp_path, files)
+    assert first(d) == (1, Cause.PYTHON_EXCEPTION)
+    assert not any(e.cause is Cause.CUDA_ERROR for e in d.events)
