@@ -263,3 +263,35 @@ def test_a_cuda_failure_nccl_logged_at_info_and_cleared_is_no_cause(tmp_path: Pa
     d = run(tmp_path, files)
     assert first(d) == (1, Cause.PYTHON_EXCEPTION)
     assert not any(e.cause is Cause.CUDA_ERROR for e in d.events)
+
+
+def test_a_traceback_ending_in_a_dataloader_workers_exit_is_its_ranks_death(tmp_path: Path) -> None:
+    files = {f"rank_{r}.log": steps(r, 5) for r in range(2)}
+    files["rank_1.log"] += TRACEBACK + "RuntimeError: DataLoader worker (pid(s) 48211) exited unexpectedly\n"
+    assert first(run(tmp_path, files)) == (1, Cause.PYTHON_EXCEPTION)
+
+
+def checkpoint_exception(rank: int, failed: int) -> str:
+    tag = f"[rank{rank}]: "
+    return "".join(
+        tag + line + "\n"
+        for line in (
+            "Traceback (most recent call last):",
+            '  File "/opt/torchtitan/torchtitan/components/checkpoint.py", line 512, in save',
+            "    dcp.save(state_dict, checkpoint_id=checkpoint_id)",
+            f"torch.distributed.checkpoint.api.CheckpointException: CheckpointException ranks:dict_keys([{failed}])",
+            f"Traceback (most recent call last): (RANK {failed})",
+            '  File "/usr/lib/python3/dist-packages/torch/distributed/checkpoint/filesystem.py", line 387, in _write',
+            "    torch.save(data, stream)",
+            "OSError: [Errno 28] No space left on device",
+        )
+    )
+
+
+def test_a_checkpoint_exception_on_every_rank_names_the_rank_whose_save_failed(tmp_path: Path) -> None:
+    files = {f"rank_{r}.log": steps(r, 5) + checkpoint_exception(r, 3) for r in range(4)}
+    d = run(tmp_path, files)
+    assert first(d) == (3, Cause.PYTHON_EXCEPTION)
+    assert d.verdict.first_death is not None and "No space left" in d.verdict.first_death.detail
+    relays = [e for e in d.events if e.facts.get("relay_of") == "3" and e.rank != 3]
+    assert len(relays) == 3 and all(e.role is Role.CONTEXT for e in relays)

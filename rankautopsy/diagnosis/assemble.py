@@ -97,6 +97,9 @@ _RELAY_HEADER = recache.compile(
 # or threading.excepthook's (`Exception in thread Thread-3 (_pin_memory_loop):`): Python printed the
 # exception and the process went on, so the traceback under it killed nothing.
 _WENT_ON = recache.compile(r"^Exception (?:(?P<ignored>ignored)|in thread)\b")
+# torch.distributed.checkpoint's CheckpointException, raised on every rank, prints each failed rank's
+# traceback under `Traceback (most recent call last): (RANK N)`: rank N's, wherever it is printed.
+_RANK_HEADER = recache.compile(r"Traceback \(most recent call last\): \(RANK (?P<rank>\d+)\)\s*$")
 
 
 def assemble_traceback(stream: Stream, start: int, memo: dict[int, int | None] | None = None) -> Assembled:
@@ -108,6 +111,8 @@ def assemble_traceback(stream: Stream, start: int, memo: dict[int, int | None] |
             if m := _RELAY_HEADER.match(stream.texts[j]):
                 result.facts["rank"] = m["rank"] or m["ray"] or m["composer"]
                 result.facts["spawn_raised"] = "1"  # spawn, Ray and Composer relay only a child that raised or crashed
+    if m := _RANK_HEADER.search(stream.texts[start]):
+        result.facts["rank" if stream.ranks[start] is None else "relay_of"] = m["rank"]
     if (
         start > 0
         and channel(stream, start - 1) == channel(stream, start)
@@ -486,6 +491,8 @@ def _event(
             effects = effects | by.rule.rule.effects
         if "ignored" in assembled.facts or "in_thread" in assembled.facts:
             cause, role, effects = Cause.CONTEXT, Role.CONTEXT, rule.effects
+        if assembled.facts.get("relay_of", str(stream.ranks[hit.index])) != str(stream.ranks[hit.index]):
+            cause, role, effects = Cause.CONTEXT, Role.CONTEXT, rule.effects  # another rank's, told again here
         if "table_traceback" in facts:
             _recorded_exception(facts, stream.kind, rules, budget)
     time, open_ended = line_time(stream, hit.index, known.stamps)

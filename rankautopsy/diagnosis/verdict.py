@@ -506,7 +506,15 @@ def _bystanders(tl: Timeline) -> tuple[dict[int, str], dict[int, str], set[int]]
     torn_down: dict[int, str] = {}
     clean: set[int] = set()
     for r in tl.ranks.values():
-        first_symptom = next((i for i in r.events if is_symptom(tl.events[i]) or _recorded(tl, i, Role.SYMPTOM)), None)
+        first_symptom = next(
+            (
+                i
+                for i in r.events
+                if (is_symptom(tl.events[i]) or _recorded(tl, i, Role.SYMPTOM))
+                and r.rank not in _culprits(tl.events[i])
+            ),
+            None,
+        )  # a line that names this rank as the one the others wait for is no waiting of its own
         first_cause = next((i for i in r.events if tl.events[i].role is Role.CAUSE), None)
         if first_symptom is not None and _died_before(r, tl.events[first_symptom]):
             first_symptom = None  # its waiting came in a later life (a restarted attempt)
@@ -1341,14 +1349,20 @@ def _votes(tl: Timeline) -> int | None:
     for e in tl.events:
         if Effect.NAMES_CULPRIT not in e.effects:
             continue
-        facts = e.facts
-        if facts.get("culprit", "").isdigit():
-            named.add(int(facts["culprit"]))
-        elif "culprits" in facts:
-            named.update(expand_ranks(facts["culprits"]))
-        elif facts.get("culprit_local_rank", "").isdigit() and e.rank is not None:
-            named.add(int(facts["culprit_local_rank"]) + (e.rank - e.rank % _node_width(tl)))
+        if here := _culprits(e):
+            named |= here
+        elif (local := e.facts.get("culprit_local_rank", "")).isdigit() and e.rank is not None:
+            named.add(int(local) + (e.rank - e.rank % _node_width(tl)))
     return next(iter(named)) if len(named) == 1 else None
+
+
+def _culprits(e: Event) -> set[int]:
+    """The global ranks a symptom line names as the ones it waits for."""
+    if Effect.NAMES_CULPRIT not in e.effects:
+        return set()
+    if e.facts.get("culprit", "").isdigit():
+        return {int(e.facts["culprit"])}
+    return set(expand_ranks(e.facts["culprits"])) if "culprits" in e.facts else set()
 
 
 def _node_width(tl: Timeline) -> int:
