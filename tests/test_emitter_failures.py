@@ -295,3 +295,47 @@ def test_a_checkpoint_exception_on_every_rank_names_the_rank_whose_save_failed(t
     assert d.verdict.first_death is not None and "No space left" in d.verdict.first_death.detail
     relays = [e for e in d.events if e.facts.get("relay_of") == "3" and e.rank != 3]
     assert len(relays) == 3 and all(e.role is Role.CONTEXT for e in relays)
+
+
+def test_megatrons_result_validation_names_the_rank_with_the_nan_not_the_exit_16(tmp_path: Path) -> None:
+    console = "".join(f"[default{r}]:2026-11-29 07:00:10,100 INFO [rank {r}] step 5 loss 2.25\n" for r in range(4)) + (
+        "[default1]:Unexpected result nan on rank 1 at iteration #6 invocation #1 (message='found NaN in local "
+        "forward loss calculation')\n"
+        "[default0]:Saving a checkpoint and exiting now. Please resume the job from the checkpoint to rerun the "
+        "last iteration and establish a diagnostic\n"
+        "E1129 07:00:30.816000 56204 torch/distributed/elastic/multiprocessing/api.py:874] failed (exitcode: 16) "
+        "local_rank: 0 (pid: 56213) of binary: /usr/bin/python3\n"
+    )
+    assert first(run(tmp_path, {"console.log": console}))[0] == 1
+
+
+def test_a_ctrl_c_lightning_caught_is_no_first_death(tmp_path: Path) -> None:
+    console = (
+        "[default0]:2026-11-29 07:00:05,100 INFO [rank 0] step 5 loss 2.3\n"
+        "[default1]:2026-11-29 07:00:05,100 INFO [rank 1] step 5 loss 2.3\n"
+        "[default0]:Detected KeyboardInterrupt, attempting graceful shutdown ...\n"
+        "E1129 07:00:09.300000 5000 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: 1) "
+        "local_rank: 0 (pid: 8860) of binary: /usr/bin/python3\n"
+    )
+    assert run(tmp_path, {"console.log": console}).verdict.first_death is None
+
+
+def test_composers_microbatching_giving_up_is_a_cuda_oom(tmp_path: Path) -> None:
+    files = {f"rank_{r}.log": steps(r, 5) for r in range(2)}
+    files["rank_1.log"] += (
+        TRACEBACK + "RuntimeError: CUDA out of memory or excessive memory allocation retries detected. The train "
+        "loop failed with an internal microbatch of size 1.The GPU does not have enough memory to process even 1 "
+        "sample during train.\n"
+    )
+    assert first(run(tmp_path, files)) == (1, Cause.CUDA_OOM)
+
+
+def test_sglangs_dead_scheduler_is_its_rank_not_the_servers_eoferror(tmp_path: Path) -> None:
+    console = (
+        "".join(f"[2025-04-23 21:31:01 TP{r}] Load weight begin. avail mem=78.50 GB\n" for r in range(4))
+        + "[2025-04-23 21:31:41] Rank 2 scheduler is dead. Please check if there are relevant logs.\n"
+        "[2025-04-23 21:31:41] Exit code: -9\n"
+        'Traceback (most recent call last):\n  File "/sglang/srt/entrypoints/engine.py", line 740, in _launch\n'
+        "    data = scheduler_pipe_readers[i].recv()\nEOFError\n"
+    )
+    assert first(run(tmp_path, {"console.log": console})) == (2, Cause.KILLED)
