@@ -1,13 +1,14 @@
 """Failure messages read end to end, in the formats their emitters' sources print: c10d store clients,
 the elastic rendezvous, MPI aborts (Open MPI, MPICH), horovodrun, Ray's caller-side exceptions, SLURM's
-job-step banner, the kernel's hung-task and memory-failure reports."""
+job-step banner, the kernel's hung-task and memory-failure reports; NCCL and the NVIDIA driver; the
+frameworks' own ends of a run; CPython's caught tracebacks in logs without timestamps."""
 
 from __future__ import annotations
 
 from datetime import UTC
 from pathlib import Path
 
-from rankautopsy.model import Cause, Diagnosis, Outcome, Role
+from rankautopsy.model import Cause, Confidence, Diagnosis, Outcome, Role
 from rankautopsy.pipeline import Options, diagnose
 
 TRACEBACK = 'Traceback (most recent call last):\n  File "train.py", line 40, in <module>\n    dist.barrier()\n'
@@ -339,3 +340,50 @@ def test_sglangs_dead_scheduler_is_its_rank_not_the_servers_eoferror(tmp_path: P
         "    data = scheduler_pipe_readers[i].recv()\nEOFError\n"
     )
     assert first(run(tmp_path, {"console.log": console})) == (2, Cause.KILLED)
+
+
+CAUGHT = (
+    "ERROR:root:skipping bad sample\nTraceback (most recent call last):\n"
+    '  File "train.py", line 6, in <module>\n    {}["label"]\n    ~~^^^^^^^^^\n'
+    "KeyError: 'label'\n"
+)
+
+
+def test_of_unstamped_deaths_a_traceback_its_rank_went_on_from_is_not_named_first(tmp_path: Path) -> None:
+    """CPython 3.11's output, no timestamps: rank 0 logged a caught KeyError and trained on; rank 1 died."""
+    files = {
+        "rank_0.log": "step 1\nstep 2\n" + CAUGHT + "step 3\nstep 4\nstep 5\nstep 6\n",
+        "rank_1.log": "step 1\nstep 2\nstep 3\nstep 4\nstep 5\nstep 6\n"
+        + TRACEBACK
+        + "ValueError: bad sample 1234 in shard 7\n",
+    }
+    d = run(tmp_path, files)
+    assert first(d) == (1, Cause.PYTHON_EXCEPTION)
+    assert any("caught and logged" in note for note in d.verdict.notes)
+
+
+def test_a_lone_traceback_its_rank_went_on_from_is_no_sure_death(tmp_path: Path) -> None:
+    d = run(
+        tmp_path, {"rank_0.log": "step 1\nstep 2\nstep 3\n", "rank_1.log": "step 1\nstep 2\n" + CAUGHT + "step 3\n"}
+    )
+    assert first(d) == (1, Cause.PYTHON_EXCEPTION)
+    assert d.verdict.confidence is Confidence.MEDIUM
+
+
+def test_steps_after_an_exception_line_are_progress_not_its_message(tmp_path: Path) -> None:
+    d = run(tmp_path, {"rank_1.log": "step 1\n" + CAUGHT + "step 2\nstep 40\n"})
+    (tb,) = [e for e in d.events if e.rule == "python.traceback"]
+    assert [ev.text for ev in tb.lines] == ["KeyError: 'label'"]
+    assert max(int(e.facts["step"]) for e in d.events if e.role is Role.PROGRESS) == 40
+
+
+def test_two_nodes_known_by_local_ranks_that_all_finished_are_clean(tmp_path: Path) -> None:
+    node = "".join(f"[default{r}]:2026-12-01 11:07:16,767 INFO __main__: step 10/10 loss 0.6\n" for r in range(2))
+    node += "".join(f"[default{r}]:2026-12-01 11:07:16,776 INFO __main__: training done: 10 steps\n" for r in range(2))
+    second = (
+        "W1201 11:07:06.794000 30301 torch/distributed/run.py:865] node_rank is only used for static rdzv_backend. "
+        "It will be ignored for rdzv_backend=c10d.\n"
+    )
+    d = run(tmp_path, {"node01.log": node, "node02.log": second + node})
+    assert d.verdict.outcome is Outcome.CLEAN
+    assert d.verdict.confidence is Confidence.MEDIUM

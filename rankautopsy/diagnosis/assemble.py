@@ -8,7 +8,7 @@ import itertools
 import json
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from rankautopsy import recache
@@ -102,9 +102,15 @@ _WENT_ON = recache.compile(r"^Exception (?:(?P<ignored>ignored)|in thread)\b")
 _RANK_HEADER = recache.compile(r"Traceback \(most recent call last\): \(RANK (?P<rank>\d+)\)\s*$")
 
 
-def assemble_traceback(stream: Stream, start: int, memo: dict[int, int | None] | None = None) -> Assembled:
+def assemble_traceback(
+    stream: Stream,
+    start: int,
+    memo: dict[int, int | None] | None = None,
+    progress: Callable[[int], bool] | None = None,
+) -> Assembled:
     """A traceback from its header to its `Type: message` line. `memo` (per stream) holds where the
-    headers already passed through ended: a run of headers is read once, not once per header."""
+    headers already passed through ended: a run of headers is read once, not once per header. A
+    message never goes on over a line that `progress` says reports a step (the program's next line)."""
     result = Assembled(start)
     if stream.ranks[start] is None:  # torch.multiprocessing.spawn re-prints a child's traceback under a header
         for j in range(start - 1, max(-1, start - 3), -1):
@@ -143,6 +149,7 @@ def assemble_traceback(stream: Stream, start: int, memo: dict[int, int | None] |
         if (
             not text.strip()
             or stream.times[k] is not None
+            or (progress is not None and progress(k))
             or text.startswith(_TB_CONTINUE)
             or _RULE.match(text)
             or _LOG_RECORD.match(text)
@@ -365,7 +372,7 @@ def build_events(
     budget = budget or Budget()  # a user rule's time on this stream, assembly and classification included
     events: list[Event] = []
     absorbed: set[int] = set()
-    known = _Known(Stamps.of(stream))
+    known = _Known(Stamps.of(stream), stream, [r for r in rules if r.rule.role is Role.PROGRESS])
     for hit in sorted(hits, key=lambda h: (h.rule.rule.assemble is None, h.index)):
         if hit.index in absorbed and hit.rule.rule.assemble is None:
             continue
@@ -396,8 +403,13 @@ class _Known:
     the classification of each final text seen (reused: events repeat)."""
 
     stamps: Stamps
+    stream: Stream
+    progress_rules: list[CompiledRule]  # a line one of them matches is never an exception's message
     ends: dict[int, int | None] = field(default_factory=dict)
     classified: dict[tuple[str, str, Cause, Role], tuple[Cause, Role, Hit | None]] = field(default_factory=dict)
+
+    def is_progress(self, i: int) -> bool:
+        return bool(match_line(self.stream.texts[i], self.progress_rules, self.stream.kind))
 
 
 def _thinned(events: list[Event]) -> list[Event]:
@@ -471,7 +483,7 @@ def _event(
             effects = effects | by.rule.rule.effects
     elif rule.assemble is not None and rule.assemble is not Assembly.RECORD:
         assembled = (
-            assemble_traceback(stream, hit.index, known.ends)
+            assemble_traceback(stream, hit.index, known.ends, known.is_progress)
             if rule.assemble is Assembly.TRACEBACK
             else _ASSEMBLERS[rule.assemble](stream, hit.index)
         )

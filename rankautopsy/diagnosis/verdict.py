@@ -146,6 +146,19 @@ def failure_seen(tl: Timeline) -> bool:
     return any(r.exit is not None and r.exit.code not in (0, None) for r in tl.ranks.values())
 
 
+def _local_channels_done(tl: Timeline) -> int:
+    """How many processes, known only by file and local rank (the nodes of a job whose local ranks map to
+    no global one), logged lines; 0 unless every one of them logged its completion."""
+    seen: set[tuple[str, str]] = set()
+    done: set[tuple[str, str]] = set()
+    for e in tl.events:
+        if e.rank is None and (local := e.facts.get("emitter_local_rank")) is not None:
+            seen.add((e.where.source, local))
+            if Effect.COMPLETE in e.effects:
+                done.add((e.where.source, local))
+    return len(seen) if seen and done == seen else 0
+
+
 def _settle_without_culprit(tl: Timeline, f: Findings) -> None:
     """No rank named: clean, no failure seen, a hang without a culprit, or undetermined with what is known
     and what to fetch."""
@@ -155,6 +168,11 @@ def _settle_without_culprit(tl: Timeline, f: Findings) -> None:
         if tl.ranks and len(ended) == len(tl.ranks) and not _missing_ranks(tl):
             f.outcome, f.confidence = Outcome.CLEAN, Confidence.HIGH
             f.reasoning.append(f"every rank seen ({len(ended)}) finished: an exit 0 or a completion line, no failure")
+            return
+        if not tl.ranks and (done := _local_channels_done(tl)):
+            f.outcome = Outcome.CLEAN
+            f.cap(Confidence.MEDIUM, "the processes are known by their local rank on each node only")
+            f.reasoning.append(f"every process seen ({done}, by file and local rank) logged its completion, no failure")
             return
     if _hung_without_culprit(tl, f):
         return
@@ -895,6 +913,7 @@ def _label(cause: Cause) -> str:
 
 
 def _name_death(tl: Timeline, f: Findings, skew: timedelta) -> None:
+    _prefer_one_that_stopped(tl, f, skew)
     first = f.candidates[0]
     others = f.candidates[1:]
     e = tl.events[first.evidence[0]]
@@ -913,6 +932,8 @@ def _name_death(tl: Timeline, f: Findings, skew: timedelta) -> None:
     f.first = _first_death(tl, first)
     f.culprit_events = list(first.evidence)
     f.reasoning.append(_why_first(tl, first, e))
+    if _progress_after(tl, first):
+        f.cap(Confidence.MEDIUM, "its rank's progress lines follow it in the same file: it may have been caught")
     if unordered:
         ranks = ", ".join(str(c.rank) for c in unordered)
         f.cap(Confidence.MEDIUM, "another death cannot be ordered against it by the clocks")
@@ -1029,6 +1050,42 @@ def _undetermined_tie(tl: Timeline, f: Findings, first: Candidate, alike: list[C
     f.cap(Confidence.LOW, "several ranks ended the same way and no line of their own orders them")
     f.fetch_next.append(f"the own logs (stderr) of rank(s) {ranges(ranks)}: the first error line decides it")
     _what_to_fetch(tl, f)
+
+
+def _prefer_one_that_stopped(tl: Timeline, f: Findings, skew: timedelta) -> None:
+    """Of deaths the clocks cannot order, one its own log goes on from (the rank's progress lines after its
+    cause, in the same file: an exception caught and logged, most likely) is not named before one its log
+    ends at. File order alone proves nothing (stdout and stderr reach a file out of order), so it only
+    breaks the tie."""
+    first = f.candidates[0]
+    if not _progress_after(tl, first):
+        return
+    unordered = [c for c in f.candidates[1:] if not _ordered(tl, first, c, skew)]
+    stopped = next((c for c in unordered if not c.from_exit_only and not _progress_after(tl, c)), None)
+    if stopped is None:
+        return
+    f.candidates.remove(stopped)
+    f.candidates.insert(0, stopped)
+    e = tl.events[first.evidence[0]]
+    f.notes.append(
+        f"rank {first.rank}'s {_label(first.cause)} ({e.where.source}:{e.where.line}) is followed by that rank's "
+        f"progress lines in the same file (caught and logged?); rank {stopped.rank}'s log ends at its own"
+    )
+
+
+def _progress_after(tl: Timeline, c: Candidate) -> bool:
+    """Whether the rank's log shows progress after its cause's line, in the same file (and, where both
+    are timed, strictly after its time: a tee's stdout lands after the stderr it preceded)."""
+    if c.rank is None or c.from_exit_only or not c.evidence or c.rank not in tl.ranks:
+        return False
+    e = tl.events[c.evidence[0]]
+    for i in tl.ranks[c.rank].events:
+        p = tl.events[i]
+        if p.role is not Role.PROGRESS or p.where.source != e.where.source or p.where.line <= e.where.line:
+            continue
+        if p.time is None or e.time is None or p.time.earliest > e.time.latest:
+            return True
+    return False
 
 
 def _ordered(tl: Timeline, a: Candidate, b: Candidate, skew: timedelta) -> bool:
