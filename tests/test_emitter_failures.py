@@ -387,3 +387,50 @@ def test_two_nodes_known_by_local_ranks_that_all_finished_are_clean(tmp_path: Pa
     d = run(tmp_path, {"node01.log": node, "node02.log": second + node})
     assert d.verdict.outcome is Outcome.CLEAN
     assert d.verdict.confidence is Confidence.MEDIUM
+
+
+def chained(
+    *exceptions: str, separator: str = "The above exception was the direct cause of the following exception:"
+) -> str:
+    return f"\n{separator}\n\n".join(f"{TRACEBACK}{exc}\n" for exc in exceptions)
+
+
+def test_an_exception_chain_is_one_death_read_from_its_last_telling_exception(tmp_path: Path) -> None:
+    during = "During handling of the above exception, another exception occurred:"
+    cases = {
+        "oom": (
+            chained(
+                "KeyError: 'sample-17'",
+                "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+                separator=during,
+            ),
+            Cause.CUDA_OOM,
+        ),
+        "worker": (
+            chained(
+                "RuntimeError: DataLoader worker (pid 29761) is killed by signal: Killed. ",
+                "RuntimeError: DataLoader worker (pid(s) 29761) exited unexpectedly",
+            ),
+            Cause.KILLED,
+        ),
+        "plain": (chained("FileNotFoundError: shard 7", "ValueError: checkpoint missing"), Cause.PYTHON_EXCEPTION),
+    }
+    for name, (text, cause) in cases.items():
+        (tmp_path / name).mkdir()
+        d = run(tmp_path / name, {"rank_0.log": steps(0, 5), "rank_1.log": steps(1, 5) + text})
+        assert first(d) == (1, cause), name
+        assert len([e for e in d.events if e.rule == "python.traceback"]) == 1, name
+
+
+def test_a_plain_exception_raised_from_a_lost_peer_is_that_ranks_symptom(tmp_path: Path) -> None:
+    lost = (
+        "torch.distributed.DistBackendError: NCCL error in: NCCLUtils.hpp:275, remote process exited or there was "
+        "a network error, NCCL version 2.19.3"
+    )
+    files = {
+        "rank_0.log": steps(0, 5) + TRACEBACK + "ValueError: bad sample 1234\n",
+        "rank_1.log": steps(1, 5) + chained(lost, "RuntimeError: Training failed at step 3 on rank 1"),
+    }
+    d = run(tmp_path, files)
+    assert first(d) == (0, Cause.PYTHON_EXCEPTION)
+    assert {e.rank for e in d.events if e.role is Role.SYMPTOM} == {1}

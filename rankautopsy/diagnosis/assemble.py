@@ -35,6 +35,9 @@ _TB_CONTINUE = (
     "The above exception was the direct cause",
     "[Previous line repeated",
 )
+_TB_HEADER = "Traceback (most recent call last)"
+# CPython's chain separators: the exception above was handled (or is the cause) when the one below was raised
+_CHAINED = ("During handling of the above exception", "The above exception was the direct cause")
 _FRAMES = " \t│╰╭"  # what a frame line starts with: indentation, or the box of rich's traceback handler
 # torch._utils.ExceptionWrapper.reraise: `Caught {type} {where}.`, then `Original ` and the worker's traceback
 _CAUGHT = recache.compile(r"^Caught [A-Za-z_][\w.]* (?P<where>.+?)\.$")
@@ -59,6 +62,7 @@ class Assembled:
     facts: dict[str, str] = field(default_factory=dict)
     lines: list[int] = field(default_factory=list)  # indices of the evidence lines beyond the first
     classify: list[int] = field(default_factory=list)  # lines whose rules may reclassify the event
+    chain: list[int] = field(default_factory=list)  # the chained exceptions before the last, latest first
 
 
 _Key = tuple[int | None, int | None, int | None]
@@ -141,6 +145,7 @@ def assemble_traceback(
     result.end = at
     result.lines.append(at)
     result.classify.append(at)
+    result.chain = _chain(stream, start, at)
     if _wrapped(stream, at, result):
         return result
     bare = m["exc_type"] == texts[at].rstrip()  # CPython prints a bare type only for an empty message
@@ -212,6 +217,26 @@ def _last_exception_line(stream: Stream, header: int) -> int | None:
     return end
 
 
+def _telling(cause: Cause, role: Role, by: Hit | None) -> bool:
+    """Whether a classification says more than "an exception was raised": a symptom, or another cause."""
+    return by is not None and (role is Role.SYMPTOM or (role is Role.CAUSE and cause is not Cause.PYTHON_EXCEPTION))
+
+
+def _chained_after(stream: Stream, at: int) -> bool:
+    """Whether CPython's chain separator follows the exception line at `at` (a blank line between)."""
+    following = next((k for k in _channel_lines(stream, at) if stream.texts[k].strip()), None)
+    return following is not None and stream.texts[following].startswith(_CHAINED)
+
+
+def _chain(stream: Stream, start: int, at: int) -> list[int]:
+    """The exception lines of a chain before its last one (`at`), the latest first."""
+    return [
+        j
+        for j in reversed(range(start + 1, at))
+        if stream.texts[j][:1] not in _FRAMES and _EXC_LINE.match(stream.texts[j]) and _chained_after(stream, j)
+    ]
+
+
 def _exception_line(stream: Stream, start: int, memo: dict[int, int | None]) -> None:
     """Where the traceback at `start` ends: its first unindented line that no traceback goes on past,
     if that is a `Type: message` line within the window. Recorded for every header on the way too
@@ -229,6 +254,8 @@ def _exception_line(stream: Stream, start: int, memo: dict[int, int | None]) -> 
             limit = j + _WINDOW
             continue
         end = j if _EXC_LINE.match(text) else None
+        if end is not None and _chained_after(stream, j):
+            continue  # handled, or the cause: the chain goes on to the exception that was raised last
         break
     memo.update((p, end if end is not None and end < p + _WINDOW else None) for p in passed)
 
@@ -374,7 +401,7 @@ def build_events(
     absorbed: set[int] = set()
     known = _Known(Stamps.of(stream), stream, [r for r in rules if r.rule.role is Role.PROGRESS])
     for hit in sorted(hits, key=lambda h: (h.rule.rule.assemble is None, h.index)):
-        if hit.index in absorbed and hit.rule.rule.assemble is None:
+        if hit.index in absorbed and (hit.rule.rule.assemble is None or hit.index in known.chained):
             continue
         events.append(_event(stream, hit, rules, absorbed, budget, known))
     events.sort(key=lambda e: e.where.line)
@@ -406,6 +433,7 @@ class _Known:
     stream: Stream
     progress_rules: list[CompiledRule]  # a line one of them matches is never an exception's message
     ends: dict[int, int | None] = field(default_factory=dict)
+    chained: set[int] = field(default_factory=set)  # headers of tracebacks chained under an earlier one
     classified: dict[tuple[str, str, Cause, Role], tuple[Cause, Role, Hit | None]] = field(default_factory=dict)
 
     def is_progress(self, i: int) -> bool:
@@ -492,6 +520,12 @@ def _event(
         absorbed.update(assembled.lines)
         absorbed.add(hit.index)
         cause, role, by = _classify(stream, assembled.classify, rules, rule.id, cause, role, budget, known)
+        known.chained.update(j for j in range(hit.index + 1, assembled.end) if stream.texts[j].startswith(_TB_HEADER))
+        absorbed.update(known.chained)
+        for j in assembled.chain if not _telling(cause, role, by) else ():  # a plain one raised over a telling one
+            if _telling(*(found := _classify(stream, [j], rules, rule.id, cause, role, budget, known))):
+                cause, role, by = found
+                break
         cut = rule.assemble is Assembly.TRACEBACK and "exc_type" not in assembled.facts and by is None
         if cut and "exc_type" in facts:  # its header named the type (Ray's relay): that is its last line's
             cause, role, by = classify(facts["exc_type"], stream.kind, rules, rule.id, cause, role, budget)
