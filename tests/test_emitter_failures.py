@@ -434,3 +434,19 @@ def test_a_plain_exception_raised_from_a_lost_peer_is_that_ranks_symptom(tmp_pat
     d = run(tmp_path, files)
     assert first(d) == (0, Cause.PYTHON_EXCEPTION)
     assert {e.rank for e in d.events if e.role is Role.SYMPTOM} == {1}
+
+
+def test_tracebacks_a_handler_printed_and_went_on_from_are_no_death(tmp_path: Path) -> None:
+    """CPython's handlers that print a traceback and let the process go on (3.8-3.13 wording)."""
+    headers = {
+        "logging": "--- Logging error ---\n",
+        "task": "Task exception was never retrieved\nfuture: <Task finished name='Task-2' coro=<fetch() done> "
+        "exception=ConnectionResetError('peer reset')>\n",
+        "callback": "Exception in callback cb() at /job/x.py:3\nhandle: <Handle cb() at /job/x.py:3>\n",
+        "atexit": "Error in atexit._run_exitfuncs:\n",
+    }
+    for name, header in headers.items():
+        (tmp_path / name).mkdir()
+        text = steps(1, 3) + header + TRACEBACK + "ConnectionResetError: peer reset while fetching shard 1\n"
+        d = run(tmp_path / name, {"rank_0.log": steps(0, 3), "rank_1.log": text})
+        assert d.verdict.first_death is None and not any(e.role is Role.CAUSE for e in d.events), name

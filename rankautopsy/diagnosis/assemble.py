@@ -98,12 +98,28 @@ _RELAY_HEADER = recache.compile(
     _SPAWN_HEADER.pattern + r"|^\[Rank (?P<ray>\d+) Error Snippet\]:|^-+Begin global rank (?P<composer>\d+) STDERR-+$"
 )
 # sys.unraisablehook's header (`Exception ignored in: <function X.__del__ ...>`, `... in atexit callback`),
-# or threading.excepthook's (`Exception in thread Thread-3 (_pin_memory_loop):`): Python printed the
-# exception and the process went on, so the traceback under it killed nothing.
-_WENT_ON = recache.compile(r"^Exception (?:(?P<ignored>ignored)|in thread)\b")
+# threading.excepthook's (`Exception in thread Thread-3 (_pin_memory_loop):`), logging's failure to emit a
+# record (`--- Logging error ---`), asyncio's handler (`Task exception was never retrieved` / `Exception in
+# callback ...`, a `future:` / `handle:` line between), atexit's before 3.10 (`Error in atexit._run_exitfuncs:`):
+# Python printed the exception and the process went on, so the traceback under it killed nothing.
+_WENT_ON = recache.compile(
+    r"^(?:Exception (?:(?P<ignored>ignored)|in thread)\b|(?P<handled>--- Logging error ---$|Task exception was "
+    r"never retrieved$|Exception in callback |Error in atexit\._run_exitfuncs:$))"
+)
+_WENT_ON_DETAIL = ("future: <", "handle: <")  # asyncio's line between its header and the traceback
 # torch.distributed.checkpoint's CheckpointException, raised on every rank, prints each failed rank's
 # traceback under `Traceback (most recent call last): (RANK N)`: rank N's, wherever it is printed.
 _RANK_HEADER = recache.compile(r"Traceback \(most recent call last\): \(RANK (?P<rank>\d+)\)\s*$")
+
+
+def _went_on_header(stream: Stream, start: int) -> re.Match[str] | None:
+    """The header of a handler that printed the traceback at `start` and let the process go on."""
+    above = start - 1
+    if above > 0 and stream.texts[above].startswith(_WENT_ON_DETAIL):
+        above -= 1
+    if above < 0 or channel(stream, above) != channel(stream, start):
+        return None
+    return _WENT_ON.match(stream.texts[above])
 
 
 def assemble_traceback(
@@ -123,12 +139,8 @@ def assemble_traceback(
                 result.facts["spawn_raised"] = "1"  # spawn, Ray and Composer relay only a child that raised or crashed
     if m := _RANK_HEADER.search(stream.texts[start]):
         result.facts["rank" if stream.ranks[start] is None else "relay_of"] = m["rank"]
-    if (
-        start > 0
-        and channel(stream, start - 1) == channel(stream, start)
-        and (m := _WENT_ON.match(stream.texts[start - 1]))
-    ):
-        result.facts["ignored" if m["ignored"] else "in_thread"] = "1"
+    if (m := _went_on_header(stream, start)) is not None:
+        result.facts["in_thread" if m["ignored"] is None and m["handled"] is None else "ignored"] = "1"
     memo = {} if memo is None else memo
     if _IPYTHON_HEADER.match(stream.texts[start]):
         at = _ipython_exception_line(stream, start)
