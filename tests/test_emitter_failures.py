@@ -450,3 +450,21 @@ def test_tracebacks_a_handler_printed_and_went_on_from_are_no_death(tmp_path: Pa
         text = steps(1, 3) + header + TRACEBACK + "ConnectionResetError: peer reset while fetching shard 1\n"
         d = run(tmp_path / name, {"rank_0.log": steps(0, 3), "rank_1.log": text})
         assert d.verdict.first_death is None and not any(e.role is Role.CAUSE for e in d.events), name
+
+
+def test_an_uncaught_exception_group_is_its_ranks_death_read_through_its_sub_exceptions(tmp_path: Path) -> None:
+    """CPython 3.11-3.13 print an uncaught ExceptionGroup in a box, never at column 0."""
+    group = (
+        "  + Exception Group Traceback (most recent call last):\n"
+        '  |   File "/job/train.py", line 3, in <module>\n'
+        '  |     raise ExceptionGroup("two loaders failed", [ValueError("bad"), OSError("x")])\n'
+        "  | ExceptionGroup: two loaders failed (2 sub-exceptions)\n"
+        "  +-+---------------- 1 ----------------\n"
+        "    | ValueError: bad sample 1234\n"
+        "    +---------------- 2 ----------------\n"
+        "    | torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+        "    +------------------------------------\n"
+    )
+    d = run(tmp_path, {"rank_0.log": steps(0, 5), "rank_1.log": steps(1, 3) + group})
+    assert first(d) == (1, Cause.CUDA_OOM)
+    assert d.verdict.first_death is not None and d.verdict.first_death.detail.startswith("ExceptionGroup: two loaders")

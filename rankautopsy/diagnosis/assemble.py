@@ -112,6 +112,34 @@ _WENT_ON_DETAIL = ("future: <", "handle: <")  # asyncio's line between its heade
 _RANK_HEADER = recache.compile(r"Traceback \(most recent call last\): \(RANK (?P<rank>\d+)\)\s*$")
 
 
+# An uncaught ExceptionGroup (3.11+) is printed in a box: `  + Exception Group Traceback ...`, its frames and
+# its own `  | ExceptionGroup: msg (N sub-exceptions)` line under `  |`, then each sub-exception's deeper.
+_GROUP_HEADER = "  + Exception Group Traceback"
+_BOXED = recache.compile(r"^ *[|+]")
+_BOXED_EXC = recache.compile(r"^(?P<indent> *)\| (?P<line>[A-Za-z_][\w.]*(?::.*)?)$")
+
+
+def _exception_group(stream: Stream, start: int, result: Assembled) -> Assembled:
+    """The group's own exception line (the event's), and its sub-exceptions' (latest first), which say
+    what went wrong when the group's says only that something in it did."""
+    group, subs = None, []
+    for j in _channel_lines(stream, start):
+        if not _BOXED.match(text := stream.texts[j]):
+            break
+        result.end = j
+        if (m := _BOXED_EXC.match(text)) and (exc := _EXC_LINE.match(m["line"])):
+            if group is None and m["indent"] == "  ":
+                group = j
+                _exception_facts(result.facts, exc)
+            elif group is not None:
+                subs.append(j)
+    if group is not None:
+        result.lines.append(group)
+        result.classify.append(group)
+        result.chain = subs[::-1]
+    return result
+
+
 def _went_on_header(stream: Stream, start: int) -> re.Match[str] | None:
     """The header of a handler that printed the traceback at `start` and let the process go on."""
     above = start - 1
@@ -142,6 +170,8 @@ def assemble_traceback(
     if (m := _went_on_header(stream, start)) is not None:
         result.facts["in_thread" if m["ignored"] is None and m["handled"] is None else "ignored"] = "1"
     memo = {} if memo is None else memo
+    if stream.texts[start].startswith(_GROUP_HEADER):
+        return _exception_group(stream, start, result)
     if _IPYTHON_HEADER.match(stream.texts[start]):
         at = _ipython_exception_line(stream, start)
     elif (m := _EXC_LINE.match(stream.texts[start])) and m["exc_msg"]:
