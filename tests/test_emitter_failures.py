@@ -468,3 +468,12 @@ def test_an_uncaught_exception_group_is_its_ranks_death_read_through_its_sub_exc
     d = run(tmp_path, {"rank_0.log": steps(0, 5), "rank_1.log": steps(1, 3) + group})
     assert first(d) == (1, Cause.CUDA_OOM)
     assert d.verdict.first_death is not None and d.verdict.first_death.detail.startswith("ExceptionGroup: two loaders")
+
+
+def test_a_fatal_python_error_of_the_interpreter_is_an_abort(tmp_path: Path) -> None:
+    dump = (
+        "Fatal Python error: custom extension: invariant broken\nPython runtime state: initialized\n\n"
+        "Current thread 0x00007fef4cbebb80 (most recent call first):\n"
+        '  File "/job/train.py", line 4 in <module>\n'
+    )
+    assert first(run(tmp_path, {"rank_0.log": steps(0, 5), "rank_1.log": steps(1, 3) + dump})) == (1, Cause.ABORT)

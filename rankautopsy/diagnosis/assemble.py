@@ -63,6 +63,7 @@ class Assembled:
     lines: list[int] = field(default_factory=list)  # indices of the evidence lines beyond the first
     classify: list[int] = field(default_factory=list)  # lines whose rules may reclassify the event
     chain: list[int] = field(default_factory=list)  # the chained exceptions before the last, latest first
+    chained: list[int] = field(default_factory=list)  # the headers of the tracebacks chained under the first
 
 
 _Key = tuple[int | None, int | None, int | None]
@@ -188,6 +189,9 @@ def assemble_traceback(
     result.lines.append(at)
     result.classify.append(at)
     result.chain = _chain(stream, start, at)
+    result.chained = [
+        j for j in range(start + 1, at) if stream.texts[j].startswith(_TB_HEADER) and _after_separator(stream, j)
+    ]
     if _wrapped(stream, at, result):
         return result
     bare = m["exc_type"] == texts[at].rstrip()  # CPython prints a bare type only for an empty message
@@ -268,6 +272,14 @@ def _chained_after(stream: Stream, at: int) -> bool:
     """Whether CPython's chain separator follows the exception line at `at` (a blank line between)."""
     following = next((k for k in _channel_lines(stream, at) if stream.texts[k].strip()), None)
     return following is not None and stream.texts[following].startswith(_CHAINED)
+
+
+def _after_separator(stream: Stream, header: int) -> bool:
+    """Whether the traceback header at `header` comes under a chain separator (blank lines between)."""
+    j = header - 1
+    while j >= 0 and not stream.texts[j].strip():
+        j -= 1
+    return j >= 0 and stream.texts[j].startswith(_CHAINED)
 
 
 def _chain(stream: Stream, start: int, at: int) -> list[int]:
@@ -562,8 +574,8 @@ def _event(
         absorbed.update(assembled.lines)
         absorbed.add(hit.index)
         cause, role, by = _classify(stream, assembled.classify, rules, rule.id, cause, role, budget, known)
-        known.chained.update(j for j in range(hit.index + 1, assembled.end) if stream.texts[j].startswith(_TB_HEADER))
-        absorbed.update(known.chained)
+        known.chained.update(assembled.chained)
+        absorbed.update(assembled.chained)
         for j in assembled.chain if not _telling(cause, role, by) else ():  # a plain one raised over a telling one
             if _telling(*(found := _classify(stream, [j], rules, rule.id, cause, role, budget, known))):
                 cause, role, by = found
