@@ -477,3 +477,21 @@ def test_a_fatal_python_error_of_the_interpreter_is_an_abort(tmp_path: Path) -> 
         '  File "/job/train.py", line 4 in <module>\n'
     )
     assert first(run(tmp_path, {"rank_0.log": steps(0, 5), "rank_1.log": steps(1, 3) + dump})) == (1, Cause.ABORT)
+
+
+def test_a_host_allocation_that_failed_in_the_process_is_host_memory(tmp_path: Path) -> None:
+    failed = (
+        "RuntimeError: [enforce fail at alloc_cpu.cpp:83] data. DefaultCPUAllocator: can't allocate memory: you "
+        "tried to allocate 1073741824 bytes. Error code 12 (Cannot allocate memory)\n"
+    )
+    for name, line in {"torch": failed, "python": "MemoryError\n"}.items():
+        (tmp_path / name).mkdir()
+        d = run(tmp_path / name, {"rank_0.log": steps(0, 5), "rank_1.log": steps(1, 3) + TRACEBACK + line})
+        assert first(d) == (1, Cause.HOST_OOM), name
+
+
+def test_an_argument_parser_that_refused_torchruns_local_rank_is_the_ranks_death(tmp_path: Path) -> None:
+    usage = "usage: train.py [-h] [--local_rank LOCAL_RANK]\ntrain.py: error: unrecognized arguments: --local-rank=1\n"
+    d = run(tmp_path, {"rank_1.log": usage})
+    assert first(d) == (1, Cause.PYTHON_EXCEPTION)
+    assert d.verdict.first_death is not None and "--local-rank=1" in d.verdict.first_death.detail
