@@ -495,3 +495,10 @@ def test_an_argument_parser_that_refused_torchruns_local_rank_is_the_ranks_death
     d = run(tmp_path, {"rank_1.log": usage})
     assert first(d) == (1, Cause.PYTHON_EXCEPTION)
     assert d.verdict.first_death is not None and "--local-rank=1" in d.verdict.first_death.detail
+
+
+def test_an_exception_class_defined_in_a_function_is_read_by_its_qualified_name(tmp_path: Path) -> None:
+    text = steps(1, 3) + TRACEBACK + "make.<locals>.ShardError: shard 7 is corrupt\n"
+    d = run(tmp_path, {"rank_0.log": steps(0, 5), "rank_1.log": text})
+    assert first(d) == (1, Cause.PYTHON_EXCEPTION)
+    assert d.verdict.first_death is not None and d.verdict.first_death.detail.startswith("make.<locals>.ShardError")

@@ -27,7 +27,8 @@ from rankautopsy.sources.lines import Stream
 from rankautopsy.sources.sanitize import without_surrogates
 
 _WINDOW = 2000  # lines of one channel an assembly may look through
-_EXC_LINE = recache.compile(r"^(?P<exc_type>[A-Za-z_][\w.]*)(?::(?: (?P<exc_msg>.*))?)?$")
+# A class defined in a function prints its qualified name: `make.<locals>.ShardError` (3.9+)
+_EXC_LINE = recache.compile(r"^(?P<exc_type>[A-Za-z_][\w.]*(?:<locals>\.[A-Za-z_][\w.]*)*)(?::(?: (?P<exc_msg>.*))?)?$")
 _TB_CONTINUE = (
     "Traceback (most recent call last)",
     "Exception Group Traceback",
