@@ -502,3 +502,19 @@ def test_an_exception_class_defined_in_a_function_is_read_by_its_qualified_name(
     d = run(tmp_path, {"rank_0.log": steps(0, 5), "rank_1.log": text})
     assert first(d) == (1, Cause.PYTHON_EXCEPTION)
     assert d.verdict.first_death is not None and d.verdict.first_death.detail.startswith("make.<locals>.ShardError")
+
+
+def test_the_ft_rank_monitors_kills_are_a_hang_not_deaths_by_an_unknown_sender(tmp_path: Path) -> None:
+    console = "".join(f"[default{r}]:2026-11-29 07:00:10,100 INFO [rank {r}] step 5 loss 2.25\n" for r in range(4))
+    console += "".join(
+        f"[2026-11-29 07:10:10,1{r}0] [WARNING] [RankMonServer424{r}@gpu-07:{r}] [Cycle 0] Did not get subsequent "
+        "heartbeat. Waited 600.00 seconds.\n"
+        for r in range(4)
+    )
+    console += (
+        "E1129 07:10:11.816000 56204 torch/distributed/elastic/multiprocessing/api.py:874] failed (exitcode: -9) "
+        "local_rank: 1 (pid: 56214) of binary: /usr/bin/python3\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert d.verdict.outcome is Outcome.HANG
+    assert d.verdict.first_death is not None and d.verdict.first_death.rank is None
