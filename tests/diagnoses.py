@@ -649,7 +649,7 @@ def stalled_diagnosis() -> Diagnosis:
         confidence=Confidence.MEDIUM,
         caps=("no culprit is named: the lines show the job stuck, not which rank it waited for",),
         reasoning=(
-            "rank 0 was alive and stuck when it printed dumps/rank_0.txt:5 (python.py-spy-in-collective)",
+            "rank 0 was alive and stuck, per dumps/rank_0.txt:5 (python.py-spy-in-collective)",
             "no rank died and none is named as the one the others wait for: the job hung, and these lines do not "
             "say on which rank",
         ),

@@ -245,7 +245,7 @@ def _hung_without_culprit(tl: Timeline, f: Findings) -> bool:
     )
     f.culprit_events = stalls[:2]
     f.cap(Confidence.MEDIUM, "no culprit is named: the lines show the job stuck, not which rank it waited for")
-    f.reasoning.append(f"{who} was alive and stuck when it printed {e.where.source}:{e.where.line} ({e.rule})")
+    f.reasoning.append(f"{who} was alive and stuck, per {e.where.source}:{e.where.line} ({e.rule})")
     f.reasoning.append(
         "no rank died and none is named as the one the others wait for: the job hung, and these lines do not "
         "say on which rank"
