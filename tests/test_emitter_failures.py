@@ -5,11 +5,12 @@ frameworks' own ends of a run; CPython's caught tracebacks in logs without times
 
 from __future__ import annotations
 
-from datetime import UTC
 from pathlib import Path
 
-from rankautopsy.model import Cause, Confidence, Diagnosis, Outcome, Role
-from rankautopsy.pipeline import Options, diagnose
+import pytest
+from test_emitter_shapes import first, run, steps
+
+from rankautopsy.model import Cause, Confidence, Outcome, Role
 
 TRACEBACK = 'Traceback (most recent call last):\n  File "train.py", line 40, in <module>\n    dist.barrier()\n'
 HYDRA_BANNER = (
@@ -21,21 +22,6 @@ HYDRA_BANNER = (
     "=   YOU CAN IGNORE THE BELOW CLEANUP MESSAGES\n"
     "===================================================================================\n"
 )
-
-
-def run(tmp_path: Path, files: dict[str, str]) -> Diagnosis:
-    for name, text in files.items():
-        (tmp_path / name).write_text(text)
-    return diagnose(Options(paths=[str(tmp_path)], tz=UTC))
-
-
-def first(d: Diagnosis) -> tuple[int | None, Cause | None]:
-    f = d.verdict.first_death
-    return (f.rank, f.cause) if f is not None else (None, None)
-
-
-def steps(rank: int, n: int) -> str:
-    return "".join(f"2026-11-29 07:00:{s:02d},000 INFO [rank {rank}] step {s}/100\n" for s in range(n))
 
 
 def hung_task(stamp: str, pid: int) -> str:
@@ -68,17 +54,24 @@ def test_a_store_nobody_reached_names_no_rank(tmp_path: Path) -> None:
     assert all(e.cause is Cause.PEER_LOST for e in d.events if e.role is not Role.CONTEXT)
 
 
-def test_an_agent_ended_by_a_closed_rendezvous_is_no_python_exception(tmp_path: Path) -> None:
-    agent = (
-        'Traceback (most recent call last):\n  File "/usr/bin/torchrun", line 8, in <module>\n'
-        "    sys.exit(main())\n"
-        '  File "/opt/torch/distributed/elastic/rendezvous/dynamic_rendezvous.py", line 677, in next_rendezvous\n'
-        "    raise RendezvousClosedError\n"
-        "torch.distributed.elastic.rendezvous.api.RendezvousClosedError\n"
-    )
-    d = run(tmp_path, {"node1.log": agent})
+@pytest.mark.parametrize(
+    "launcher",
+    [
+        (  # torchrun's agent, another node having closed the rendezvous
+            "torchrun",
+            '  File "/opt/torch/distributed/elastic/rendezvous/dynamic_rendezvous.py", line 677, in next_rendezvous\n'
+            "    raise RendezvousClosedError\n"
+            "torch.distributed.elastic.rendezvous.api.RendezvousClosedError\n",
+        ),
+        ("horovodrun", "RuntimeError: mpirun failed with exit code 1\n"),  # the launcher it ran failed
+    ],
+)
+def test_a_launchers_own_traceback_is_no_cause(launcher: tuple[str, str], tmp_path: Path) -> None:
+    name, tail = launcher
+    agent = f'Traceback (most recent call last):\n  File "/usr/bin/{name}", line 8, in <module>\n    sys.exit(main())\n'
+    d = run(tmp_path, {f"{name}.log": agent + tail})
     assert d.verdict.first_death is None
-    assert not any(e.cause is Cause.PYTHON_EXCEPTION for e in d.events)
+    assert not any(e.role is Role.CAUSE for e in d.events)
 
 
 def test_mpichs_abort_line_names_the_world_rank_not_hydras_pid(tmp_path: Path) -> None:
@@ -112,17 +105,6 @@ def test_horovodruns_report_names_the_first_failed_rank(tmp_path: Path) -> None:
         "Process name: 3\nExit code: 1\n"
     )
     assert first(run(tmp_path, {"horovodrun.log": console}))[0] == 3
-
-
-def test_horovodruns_own_exception_is_no_cause(tmp_path: Path) -> None:
-    console = (
-        'Traceback (most recent call last):\n  File "/usr/bin/horovodrun", line 8, in <module>\n'
-        "    sys.exit(run_commandline())\n"
-        "RuntimeError: mpirun failed with exit code 1\n"
-    )
-    d = run(tmp_path, {"horovodrun.log": console})
-    assert d.verdict.first_death is None
-    assert not any(e.role is Role.CAUSE for e in d.events)
 
 
 def test_rays_out_of_memory_error_is_host_memory(tmp_path: Path) -> None:
