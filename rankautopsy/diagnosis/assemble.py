@@ -454,7 +454,7 @@ def build_events(
     budget = budget or Budget()  # a user rule's time on this stream, assembly and classification included
     events: list[Event] = []
     absorbed: set[int] = set()
-    known = _Known(Stamps.of(stream), stream, [r for r in rules if r.rule.role is Role.PROGRESS])
+    known = _Known(Stamps.of(stream), stream, rules)
     for hit in sorted(hits, key=lambda h: (h.rule.rule.assemble is None, h.index)):
         if hit.index in absorbed and (hit.rule.rule.assemble is None or hit.index in known.chained):
             continue
@@ -486,13 +486,14 @@ class _Known:
 
     stamps: Stamps
     stream: Stream
-    progress_rules: list[CompiledRule]  # a line one of them matches is never an exception's message
+    rules: Sequence[CompiledRule]  # a line a progress rule of them matches is never an exception's message
     ends: dict[int, int | None] = field(default_factory=dict)
     chained: set[int] = field(default_factory=set)  # headers of tracebacks chained under an earlier one
     classified: dict[tuple[str, str, Cause, Role], tuple[Cause, Role, Hit | None]] = field(default_factory=dict)
 
     def is_progress(self, i: int) -> bool:
-        return bool(match_line(self.stream.texts[i], self.progress_rules, self.stream.kind))
+        hits = match_line(self.stream.texts[i], self.rules, self.stream.kind)  # the list whose needles are kept
+        return any(h.rule.rule.role is Role.PROGRESS for h in hits)
 
 
 def _thinned(events: list[Event]) -> list[Event]:
