@@ -58,7 +58,9 @@ DEFINITIONS = """\
   the tool names the truth's rank and gives a time, that time *holds* when the injected time lies in
   [first_death.time.earliest, first_death.time.latest] (1 ms either way, the stamps' resolution), or
   on its bounded side when `time_open` says one end is open; else it is *wrong*. No time given is
-  *unknown*, which is never wrong.
+  *unknown*, which is never wrong. Not judged: a fault whose death follows its injection by a delay the
+  injector cannot record (DELAYED_FAULTS: a rank hoarding memory in a capped cgroup dies when the kernel's
+  OOM-killer acts, after its record is written).
 - **Calibration**: for each confidence the tool stated (high, medium, low), its answers, right and
   wrong; the headline figure is *wrong answers at high confidence*. Failed runs state no confidence.
 - Schema 1 verdicts carry no outcome; it is derived: a first_death is `hang` when its cause is hang,
@@ -111,6 +113,7 @@ TRUTH_KEYS = ("outcome", "rank", "cause", "sure", "why")
 RESERVED_OPTIONS = ("--format", "-f", "--output", "-o", "--tz")
 ERROR_RUN = "error"  # the calibration row of runs that produced no verdict
 TIME_RESOLUTION = timedelta(milliseconds=1)
+DELAYED_FAULTS = frozenset({"memcg-oom", "worker-memcg-oom"})  # job.py's kinds whose record precedes the death
 
 
 class CaseError(Exception):
@@ -386,8 +389,11 @@ def load_case(path: Path) -> Case:
 
 
 def _injected_time(injected: Any) -> datetime | None:
-    """When the first injected fault happened, as a real case's `injected:` list gives it, or None."""
+    """When the first injected fault happened, as a real case's `injected:` list gives it, or None (also for a
+    fault whose death comes later, DELAYED_FAULTS)."""
     first = injected[0] if isinstance(injected, list) and injected and isinstance(injected[0], dict) else {}
+    if first.get("kind") in DELAYED_FAULTS:
+        return None
     text = first.get("time")
     if not isinstance(text, str) or not text.endswith(" UTC"):
         return None

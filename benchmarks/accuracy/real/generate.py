@@ -68,6 +68,7 @@ ATTEMPTS = 3
 # torch from this one through a .pth file. Override with DEEPSPEED_VENV.
 DS_VENV = Path(os.environ.get("DEEPSPEED_VENV", sys.prefix + "-ds"))
 MPIEXEC_MPICH = "/usr/bin/mpiexec.mpich"  # Debian's mpich (Hydra), by its explicit name: `mpirun` stays Open MPI
+KERNEL_KEPT = ("real", "memcg", "memcg-dropped")  # Scenario.dmesg values whose run reads the kernel's lines
 
 # --------------------------------------------------------------------------- scenarios as data
 
@@ -89,7 +90,8 @@ class Scenario:
     console: str | None = "console.log"  # file under logs/ that keeps the launcher's stdout+stderr; None: dropped
     external: tuple[str, int, int] | None = None  # (SIGKILL|SIGTERM, rank, step): the generator signals the rank
     dmesg: str | None = None  # "oom": synthesise a kernel OOM-killer log for the killed pid; "real": keep the
-    # kernel's own lines printed during the run (dmesg -T), e.g. "python[pid]: segfault at 0 ip ..."
+    # kernel's own lines printed during the run (dmesg -T), e.g. "python[pid]: segfault at 0 ip ..."; "memcg":
+    # keep them too, a real OOM kill of the victim's own cgroup; "memcg-dropped": check the kill, keep no log
     truth_rank: str = "first"  # first: the rank of the earliest injection; none: null (undetermined/clean)
     why: str = ""  # {when} {rank} {pid} {kind} substituted from the injector's record
     notes: str = ""
@@ -1653,6 +1655,95 @@ add(
     ),
 )
 
+KMEMCG = (
+    "A real OOM kill: the victim moved itself into a memory cgroup of its own, capped 96 MiB above its size (as a "
+    "SLURM task's or a container's cgroup caps it), and allocated until the kernel's OOM-killer killed it. "
+    "dmesg.txt holds the kernel's own lines printed during the run (dmesg -T on this machine), not synthesised."
+)
+add(
+    S(
+        "torchrun-memcg-oom-rank1-logging",
+        "torchrun",
+        "torchrun",
+        "3 ranks under torchrun --tee 3, logging with asctime; rank 1 outgrows its memory cgroup at step 4 and the "
+        "kernel's OOM-killer kills it; the real kernel log is kept",
+        "first_death",
+        "host_oom",
+        style="logging",
+        largs=TEE,
+        faults=["memcg-oom:1:4"],
+        dmesg="memcg",
+        why="rank 1 (pid {pid}) began hoarding memory in a capped cgroup at {when}; the kernel killed that pid",
+        notes=KMEMCG,
+        needles=["Signal 9 (SIGKILL)"],
+    ),
+    S(
+        "mpspawn-memcg-oom-rank2-print",
+        "mp.spawn",
+        "spawn",
+        "3 ranks under mp.spawn, plain print; rank 2 outgrows its memory cgroup at step 5 and the kernel's "
+        "OOM-killer kills it; the real kernel log is kept",
+        "first_death",
+        "host_oom",
+        faults=["memcg-oom:2:5"],
+        dmesg="memcg",
+        why="rank 2 (pid {pid}) began hoarding memory in a capped cgroup at {when}; the kernel killed that pid",
+        notes=KMEMCG,
+        needles=["terminated with signal SIGKILL"],
+    ),
+    S(
+        "torchrun-worker-memcg-oom-rank0-hf",
+        "torchrun",
+        "torchrun",
+        "3 ranks under torchrun --tee 3, 2 DataLoader workers each, HF-like; a worker of rank 0 outgrows its memory "
+        "cgroup at step 3 and the kernel's OOM-killer kills it; the real kernel log is kept",
+        "first_death",
+        "host_oom",
+        style="hf",
+        largs=TEE,
+        faults=["worker-memcg-oom:0:3"],
+        job=["--workers", "2"],
+        dmesg="memcg",
+        why="a DataLoader worker of rank 0 (worker pid {pid}) began hoarding memory in a capped cgroup at {when}; "
+        "the kernel killed that pid",
+        notes=KMEMCG,
+        needles=["is killed by signal"],
+    ),
+    S(
+        "accelerate-memcg-oom-rank2-loguru",
+        "accelerate",
+        "accelerate",
+        "accelerate launch --multi_gpu (on CPU) --num_processes 3, loguru-like; rank 2 outgrows its memory cgroup "
+        "at step 4 and the kernel's OOM-killer kills it; the real kernel log is kept",
+        "first_death",
+        "host_oom",
+        style="loguru",
+        faults=["memcg-oom:2:4"],
+        job=ACC,
+        dmesg="memcg",
+        why="rank 2 (pid {pid}) began hoarding memory in a capped cgroup at {when}; the kernel killed that pid",
+        notes=KMEMCG,
+        needles=["SIGKILL"],
+    ),
+    S(
+        "torchrun-memcg-oom-rank2-redirects-nodmesg",
+        "torchrun",
+        "torchrun",
+        "3 ranks under torchrun --log-dir --redirects 3, print; rank 2 outgrows its memory cgroup at step 4 and the "
+        "kernel's OOM-killer kills it; no kernel log is given to the tool (what a user without dmesg has)",
+        "first_death",
+        "killed",
+        largs=["--log-dir", "{logs}/torchrun", "--redirects", "3"],
+        faults=["memcg-oom:2:4"],
+        dmesg="memcg-dropped",
+        why="rank 2 (pid {pid}) began hoarding memory in a capped cgroup at {when}; torchrun saw it die by SIGKILL, "
+        "and without the kernel's log nothing says who sent it",
+        notes="A real OOM kill in a memory cgroup (as for the other memcg cases); the kernel's log of it is checked "
+        "but not kept, so the case holds only what the launcher and ranks printed.",
+        needles=["Signal 9 (SIGKILL)"],
+    ),
+)
+
 BY_ID = {s.id: s for s in SCENARIOS}
 assert len(BY_ID) == len(SCENARIOS), "duplicate case ids"
 
@@ -1672,6 +1763,14 @@ class Run:
 def _dmesg_T() -> list[str]:
     r = subprocess.run(["dmesg", "-T"], capture_output=True, text=True, env={**os.environ, "TZ": "UTC"})
     return r.stdout.splitlines()
+
+
+def _remove_oom_groups() -> None:
+    """The memory cgroups job.py's memcg faults made (empty once their process is killed)."""
+    for root in (Path("/sys/fs/cgroup/memory"), Path("/sys/fs/cgroup")):
+        for group in root.glob("ra-oom-*"):
+            with contextlib.suppress(OSError):
+                group.rmdir()
 
 
 def _free_port() -> int:
@@ -1906,7 +2005,7 @@ def _launch(sc: Scenario, work: Path) -> Run:
         t.start()
         pumps.append(t)
     run = Run()
-    run.kernel_before = _dmesg_T() if sc.dmesg == "real" else []
+    run.kernel_before = _dmesg_T() if sc.dmesg in KERNEL_KEPT else []
     side = work / "side"
     fired = False
     interrupted = False
@@ -1950,7 +2049,8 @@ def _launch(sc: Scenario, work: Path) -> Run:
     for t in pumps:
         t.join(30)
     run.returncode = procs[0].returncode
-    if sc.dmesg == "real":
+    _remove_oom_groups()
+    if sc.dmesg in KERNEL_KEPT:
         time.sleep(0.5)
         after = _dmesg_T()
         n = len(run.kernel_before)
@@ -2148,6 +2248,9 @@ def _check(sc: Scenario, run: Run, case: Path) -> list[str]:
             probs.append(f"present in logs: {n!r}")
     if sc.dmesg == "real" and victim is not None and not any(f"[{victim}]: segfault" in ln for ln in run.kernel_new):
         probs.append(f"the kernel log has no segfault line for pid {victim}")
+    killed = f"Killed process {victim} "
+    if sc.dmesg in ("memcg", "memcg-dropped") and not any(killed in ln for ln in run.kernel_new):
+        probs.append(f"the kernel log has no OOM kill of pid {victim}")
     size = sum(f.stat().st_size for f in case.rglob("*") if f.is_file())
     if size > 1_000_000:
         probs.append(f"case is {size} bytes")
@@ -2186,7 +2289,7 @@ def run_case(sc: Scenario, out_root: Path) -> Path:
                 name = "dmesg.txt" if sc.runner != "torchrun2" else f"dmesg-{host}.txt"
                 _write_oom_dmesg(case / name, run, first["pid"], first["time"])
                 dmesg_files.append(name)
-            if sc.dmesg == "real":
+            if sc.dmesg in ("real", "memcg"):
                 (case / "dmesg.txt").write_text("".join(ln + "\n" for ln in run.kernel_new), encoding="utf-8")
                 dmesg_files.append("dmesg.txt")
             _normalise_tree(case, _normaliser(work))

@@ -34,6 +34,10 @@ outside the logs and is the ground truth of the corpus. Kinds:
   mismatch     the rank calls broadcast where the others all_reduce
   nan          FloatingPointError raised in the loop body (after DELAY_S), not while loading data
   wait         only marks the step in the side record: the generator signals the rank from outside
+  memcg-oom    the rank moves itself into a memory cgroup of its own, capped MEMCG_HEADROOM above what
+               is charged to it there, and allocates until the kernel's OOM-killer kills it (a real
+               kill and kernel log; needs root and cgroup v1 or v2 memory control)
+  worker-memcg-oom  the same, inside a DataLoader worker (needs --workers > 0)
 """
 
 from __future__ import annotations
@@ -119,6 +123,33 @@ def record_injection(side: str, kind: str, rank: int, step: int) -> None:
     )
 
 
+MEMCG_HEADROOM = 96 * 2**20
+
+
+def memcg_oom(side: str, kind: str, rank: int, step: int) -> None:
+    """Move into a memory cgroup of its own, capped MEMCG_HEADROOM above what is charged to it once there
+    (the pages the process already had stay charged to the cgroup it left), then hoard memory: the
+    kernel's OOM-killer SIGKILLs this process and logs it, as in a SLURM task's or a container's cgroup."""
+    v1 = "/sys/fs/cgroup/memory"
+    root, limit_file, usage_file = (
+        (v1, "memory.limit_in_bytes", "memory.usage_in_bytes")
+        if os.path.isdir(v1)
+        else ("/sys/fs/cgroup", "memory.max", "memory.current")
+    )
+    group = os.path.join(root, f"ra-oom-{os.getpid()}")
+    os.makedirs(group, exist_ok=True)
+    with open(os.path.join(group, "cgroup.procs"), "w", encoding="ascii") as fh:
+        fh.write(str(os.getpid()))
+    with open(os.path.join(group, usage_file), encoding="ascii") as fh:
+        usage = int(fh.read())
+    with open(os.path.join(group, limit_file), "w", encoding="ascii") as fh:
+        fh.write(str(usage + MEMCG_HEADROOM))
+    record_injection(side, kind, rank, step)
+    hoard = []
+    while True:
+        hoard.append(torch.ones(4 * 2**20))  # 16 MiB a piece, touched
+
+
 # --------------------------------------------------------------------------- data and model
 
 
@@ -135,11 +166,14 @@ class SyntheticImages(Dataset):
         bad = self.bad.get(idx)
         if bad is not None:
             kind, step = bad
-            record_injection(self.side, kind, self.rank, step)
+            if kind != "worker-memcg-oom":
+                record_injection(self.side, kind, self.rank, step)
             if kind == "worker-kill":
                 os.kill(os.getpid(), signal.SIGKILL)
             if kind == "worker-segv":
                 ctypes.string_at(0)
+            if kind == "worker-memcg-oom":
+                memcg_oom(self.side, kind, self.rank, step)
             raise ValueError(f"corrupt sample {idx}: decoded 0 bytes from shard-{idx // 64:05d}.tar")
         g = torch.Generator().manual_seed(self.seed + idx)
         x = torch.randn(1, 16, 16, generator=g)
@@ -287,7 +321,7 @@ def train(args: argparse.Namespace, spawn_rank: int | None = None) -> int:
     my_indices = list(iter(sampler))
     bad: dict[int, tuple[str, int]] = {}
     for f in mine:
-        if f.kind in ("raise", "worker-raise", "worker-kill", "worker-segv"):
+        if f.kind in ("raise", "worker-raise", "worker-kill", "worker-segv", "worker-memcg-oom"):
             idx = my_indices[(f.step - 1) * args.batch + args.batch // 2]
             bad[idx] = (f.kind, f.step)
     ds = SyntheticImages(n, args.seed, bad, args.side, rank)
@@ -335,6 +369,8 @@ def train(args: argparse.Namespace, spawn_rank: int | None = None) -> int:
                 return 0
             elif f.kind == "straggle":
                 time.sleep(args.straggle_s)
+            elif f.kind == "memcg-oom":
+                memcg_oom(args.side, f.kind, rank, step)
             elif f.kind == "nan":
                 raise FloatingPointError(f"loss is nan at step {step} (lr={0.1 * (1 - step / args.steps):.4f})")
         time.sleep(args.step_time)
