@@ -500,3 +500,38 @@ def test_the_ft_rank_monitors_kills_are_a_hang_not_deaths_by_an_unknown_sender(t
     d = run(tmp_path, {"console.log": console})
     assert d.verdict.outcome is Outcome.HANG
     assert d.verdict.first_death is not None and d.verdict.first_death.rank is None
+
+
+REAL_OOM = Path(__file__).parents[1] / "benchmarks/accuracy/real/torchrun-memcg-oom-rank1-logging"
+
+
+def _dmesg_shifted(seconds: int) -> str:
+    """The real case's `dmesg -T` lines with their clock moved, as a kernel clock that drifted moves them."""
+    from datetime import datetime, timedelta
+
+    out = []
+    for line in (REAL_OOM / "dmesg.txt").read_text().splitlines(keepends=True):
+        stamp, rest = line[1:].split("]", 1)
+        moved = datetime.strptime(stamp, "%a %b %d %H:%M:%S %Y") + timedelta(seconds=seconds)
+        out.append(f"[{moved:%a %b} {moved.day:2d} {moved:%H:%M:%S %Y}]{rest}")
+    return "".join(out)
+
+
+@pytest.mark.parametrize("seconds", [-60, -3, 3, 60])
+def test_a_kernel_clock_that_drifted_does_not_unmake_the_kill_of_the_pid_that_exited(
+    tmp_path: Path, seconds: int
+) -> None:
+    from datetime import UTC, datetime
+
+    from rankautopsy.pipeline import Options, diagnose
+
+    (tmp_path / "dmesg.txt").write_text(_dmesg_shifted(seconds))
+    logs = str(REAL_OOM / "logs")
+    d = diagnose(Options(paths=[logs], dmesg=[str(tmp_path / "dmesg.txt")], tz=UTC))
+    assert first(d) == (1, Cause.HOST_OOM)
+    f = d.verdict.first_death
+    assert f is not None and f.time is not None and f.phase.value == "training"
+    # alive at its last step line (06:43:59.645), dead when torchrun said so (06:43:59.971)
+    assert datetime(2026, 12, 6, 6, 43, 59, 645000, UTC) <= f.time.earliest
+    assert f.time.latest <= datetime(2026, 12, 6, 6, 43, 59, 971000, UTC)
+    assert any("clock is off" in n and "pid 4194" in n for n in d.verdict.notes)

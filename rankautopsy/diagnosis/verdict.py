@@ -643,15 +643,18 @@ def _candidate(tl: Timeline, r: RankState, teardown: datetime | None, began: dat
     if causes:
         best = _decisive(tl, causes)
         e = tl.events[best]
+        timed = e if (off := _clock_off(tl, r, best)) is None else None
+        if off is not None:
+            _note_clock_off(tl, r, e, off)
         return Candidate(
             r.rank,
             e.cause,
             e.rule,
-            _death_time(tl, r, e.time, e.facts),
+            _death_time(tl, r, timed.time if timed else None, timed.facts if timed else {}),
             [best, *_support(r)],
             _detail(e),
-            phase=_phase(tl, r, best, began),
-            reported=_death_bounds(tl, r, e, teardown),
+            phase=_phase(tl, r, best, began if timed else None),
+            reported=_death_bounds(tl, r, timed, teardown),
         )
     recorded = [i for i in r.events if _recorded(tl, i, Role.CAUSE)]
     if recorded:
@@ -744,12 +747,47 @@ def _last_cause_lines(tl: Timeline, r: RankState) -> dict[str, int]:
 
 def _after_its_exit(tl: Timeline, r: RankState, index: int) -> bool:
     """A cause line written after the launcher had already seen this rank exit belongs to a later
-    life of the rank (a restarted attempt): the first exit was the first death."""
+    life of the rank (a restarted attempt): the first exit was the first death. Not a line naming the
+    pid that exited (`_clock_off`)."""
+    return _stamped_after_exit(tl, r, index) and _clock_off(tl, r, index) is None
+
+
+def _stamped_after_exit(tl: Timeline, r: RankState, index: int) -> bool:
     noticed = r.exit.noticed if r.exit is not None else None
     if noticed is None or r.exit is None or "time_open" in tl.events[r.exit.event].facts:
         return False  # an exit dated only by an earlier line of its channel may have come any time after
     when = tl.events[index].time
     return when is not None and noticed.latest < when.earliest
+
+
+def _clock_off(tl: Timeline, r: RankState, index: int) -> timedelta | None:
+    """How far off the clock of a line naming the death of the pid the launcher saw exit is: stamped after
+    that exit (positive) or before the rank's own last line (negative). A process dies once, so that line's
+    clock is wrong (`dmesg -T` reckons wall time from the boot time, and drifts) and its time says nothing.
+    None where the line names another pid or its stamp fits."""
+    e, exit_ = tl.events[index], r.exit
+    pid = e.facts.get("pid")
+    if exit_ is None or exit_.noticed is None or e.time is None or pid is None:
+        return None
+    if pid != tl.events[exit_.event].facts.get("pid") or "time_open" in tl.events[exit_.event].facts:
+        return None
+    if exit_.noticed.latest < e.time.earliest:
+        return e.time.earliest - exit_.noticed.latest
+    if r.last_seen is not None and e.time.latest < r.last_seen <= exit_.noticed.latest:
+        return e.time.latest - r.last_seen
+    return None
+
+
+def _note_clock_off(tl: Timeline, r: RankState, e: Event, off: timedelta) -> None:
+    seconds = f"{abs(off.total_seconds()):.3g} s"
+    late = off > timedelta(0)
+    how = f"{seconds} after the launcher saw it exit" if late else f"{seconds} before rank {r.rank}'s last line"
+    note = (
+        f"{e.where.source}:{e.where.line} stamps the death of pid {e.facts['pid']} {how}: that log's clock is off"
+        " (`dmesg -T` reckons wall time from the boot time, and drifts); the death is timed by the other logs"
+    )
+    if note not in tl.notes:
+        tl.notes.append(note)
 
 
 def _decisive(tl: Timeline, causes: list[int]) -> int:
