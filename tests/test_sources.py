@@ -84,6 +84,14 @@ def test_srun_labels_only_where_the_stream_is_labelled() -> None:
     assert strip_prefixes("12: Traceback") == ("12: Traceback", Prefix())
 
 
+@pytest.mark.parametrize("argv0", ["slurmstepd", "slurmstepd-node01"])
+def test_slurmstepds_own_message_under_its_nodes_first_task_label_is_no_tasks(argv0: str) -> None:
+    line = f"0: {argv0}: error: Detected 1 oom-kill event(s) in StepId=1.0. Some of your processes may have been killed"
+    message, prefix = strip_prefixes(line, srun_labels=True)
+    assert message.startswith(f"{argv0}: error: Detected 1 oom-kill")
+    assert prefix.task is None
+
+
 def test_rays_relay_prefix_names_the_emitting_pid_and_its_daemons_are_stripped() -> None:
     assert strip_prefixes("(RayTrainWorker pid=12404) Traceback (most recent call last):") == (
         "Traceback (most recent call last):",

@@ -226,6 +226,8 @@ def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str,
         pos += 8
     if srun_labels and (m := _SRUN.match(line, pos)):
         task, pos = int(m["task"]), m.end()
+        if line.startswith("slurmstepd", pos):
+            task = None  # slurmstepd writes its own messages to its node's first task's stderr: not that task's
     if line[pos : pos + 1] != "[" or not _tagged(line, pos + 1):
         pos, stamp, host = _collector(line, pos, stamp, host)
     if (m := _MPI.match(line, pos)) is not None:

@@ -12,7 +12,9 @@ Each launcher runs in its own UTS and mount namespace (unshare -mu) whose host n
 host name in the logs is already the placeholder. After the run only these strings are rewritten:
 the scratch directory (-> /job, its tmp/ -> /tmp), the virtualenvs (-> /home/user/venv), the Python
 installation (-> /usr/local) and, should it leak, the real host name (-> node01). Nothing else in
-any line is edited. Kernel logs cannot be produced here; where a case has one, it is synthesised
+any line is edited. The kernel's segfault lines and its OOM-killer's reports of a capped memory cgroup
+(job.py's memcg faults, a SLURM job's --mem under task/cgroup) are real, kept as the kernel printed them;
+a host-wide OOM kill cannot be made here, so the `*-sigkill-oom-*` cases' kernel logs are synthesised
 from the kernel's own format (mm/oom_kill.c) at the real time of the kill and for the real pid.
 
 Usage (with the venv that has torch 2.13.0, pyyaml, and for some cases lightning/accelerate,
@@ -99,6 +101,7 @@ class Scenario:
     needles: list[str] = field(default_factory=list)  # must appear in the kept logs ({pid} = the victim's pid)
     absent: list[str] = field(default_factory=list)  # must not appear in the kept logs ({pid} as in needles)
     env: dict[str, str] = field(default_factory=dict)
+    slurm_cgroup: bool = False  # srun/sbatch: a node whose task/cgroup confines each job's memory (--mem)
     interrupt: float | None = None  # Ctrl-C: SIGINT to the launcher's process group this long after the injection
 
 
@@ -1744,6 +1747,64 @@ add(
     ),
 )
 
+KSLURM = (
+    "A real OOM kill under SLURM: the node runs task/cgroup with ConstrainRAMSpace (cgroup v1) and the job asked for "
+    "--mem=2G; the victim allocated until the kernel's OOM-killer killed it, and slurmstepd and srun reported it."
+)
+add(
+    S(
+        "srun-cgroup-oom-task1-logging",
+        "srun",
+        "srun",
+        "srun -N1 -n3 --mem=2G --label on a one-node SLURM that confines memory with task/cgroup, logging; task 1 "
+        "allocates at step 4 until the kernel's OOM-killer kills it; the real kernel log is kept",
+        "first_death",
+        "host_oom",
+        style="logging",
+        faults=["hoard:1:4"],
+        slurm_cgroup=True,
+        dmesg="memcg",
+        why="task 1 (pid {pid}) began hoarding memory at {when}; the kernel killed that pid and SLURM reported the "
+        "oom-kill event",
+        notes=KSLURM + " " + KREAL,
+        needles=["oom-kill event", "task 1: Out Of Memory"],
+    ),
+    S(
+        "srun-cgroup-oom-task2-print-nodmesg",
+        "srun",
+        "srun",
+        "srun -N1 -n3 --mem=2G --label on a one-node SLURM that confines memory with task/cgroup, plain print; task 2 "
+        "allocates at step 3 until the kernel's OOM-killer kills it; no kernel log is given to the tool",
+        "first_death",
+        "host_oom",
+        faults=["hoard:2:3"],
+        slurm_cgroup=True,
+        dmesg="memcg-dropped",
+        why="task 2 (pid {pid}) began hoarding memory at {when}; the kernel killed that pid and srun named task 2 "
+        "Out Of Memory",
+        notes=KSLURM + " The kernel's log of it is checked but not kept.",
+        needles=["oom-kill event", "task 2: Out Of Memory"],
+    ),
+    S(
+        "sbatch-cgroup-oom-task0-hf",
+        "sbatch",
+        "sbatch",
+        "sbatch -n3 --mem=2G --wrap 'srun --label ...' on a one-node SLURM that confines memory with task/cgroup, "
+        "HF-like, the output in slurm-<jobid>.out; task 0 allocates at step 5 until the kernel's OOM-killer kills it",
+        "first_death",
+        "host_oom",
+        style="hf",
+        faults=["hoard:0:5"],
+        slurm_cgroup=True,
+        dmesg="memcg-dropped",
+        console=None,
+        why="task 0 (pid {pid}) began hoarding memory at {when}; the kernel killed that pid and srun named task 0 "
+        "Out Of Memory",
+        notes=KSLURM + " The kernel's log of it is checked but not kept.",
+        needles=["oom-kill event", "task 0: Out Of Memory"],
+    ),
+)
+
 BY_ID = {s.id: s for s in SCENARIOS}
 assert len(BY_ID) == len(SCENARIOS), "duplicate case ids"
 
@@ -1906,20 +1967,22 @@ def _argvs(sc: Scenario, work: Path, port: int) -> list[tuple[str, list[str], st
                 cons,
             )
         ]
+    mem = [f"--mem={SLURM_MEM}"] if sc.slurm_cgroup else []
     if sc.runner == "srun":
         return [
             (
                 "node01",
-                ["srun", "-N1", f"-n{sc.nproc}", "--label", *largs, py, "job.py", "--rank-from", "slurm", *ja],
+                ["srun", "-N1", f"-n{sc.nproc}", *mem, "--label", *largs, py, "job.py", "--rank-from", "slurm", *ja],
                 cons,
             )
         ]
     if sc.runner == "sbatch":
         step = shlex.join(["srun", "--label", *largs, py, "job.py", "--rank-from", "slurm", *ja])
+        out = f"{logs}/slurm-%j.out"
         return [
             (
                 "node01",
-                ["sbatch", "-W", "-N1", f"-n{sc.nproc}", "-J", "train", "-o", f"{logs}/slurm-%j.out", "--wrap", step],
+                ["sbatch", "-W", "-N1", f"-n{sc.nproc}", *mem, "-J", "train", "-o", out, "--wrap", step],
                 cons,
             )
         ]
@@ -2270,7 +2333,7 @@ def _prepare(work: Path, sc: Scenario) -> None:
 
 def run_case(sc: Scenario, out_root: Path) -> Path:
     if sc.runner in ("srun", "sbatch"):
-        slurm_up()
+        slurm_up(sc.slurm_cgroup)
     last: list[str] = []
     for attempt in range(1, ATTEMPTS + 1):
         work = Path(tempfile.mkdtemp(prefix="ra-real-"))
@@ -2346,18 +2409,22 @@ def _write_case_yaml(sc: Scenario, run: Run, case: Path, dmesg: list[str]) -> No
 # --------------------------------------------------------------------------- a one-node SLURM
 
 SLURM_DIR = Path("/var/tmp/ra-slurm")
-_slurm_started = False
+SLURM_MEM = "2G"  # a job's memory under task/cgroup: three ranks of job.py use about 1 GB
+_slurm_started = ""  # "", "plain" or "cgroup"
 
 
-def slurm_up() -> None:
-    """Start munged, slurmctld and slurmd for a one-node cluster named node01 (idempotent)."""
+def slurm_up(cgroup: bool = False) -> None:
+    """Start munged, slurmctld and slurmd for a one-node cluster named node01 (idempotent; restarted when
+    a case wants the other memory confinement, `Scenario.slurm_cgroup`)."""
     global _slurm_started
-    if _slurm_started:
+    if _slurm_started == ("cgroup" if cgroup else "plain"):
         return
     import slurm_local
 
-    slurm_local.start(SLURM_DIR, HERE)
-    _slurm_started = True
+    if _slurm_started:
+        slurm_local.stop()
+    slurm_local.start(SLURM_DIR, HERE, cgroup=cgroup)
+    _slurm_started = "cgroup" if cgroup else "plain"
 
 
 # --------------------------------------------------------------------------- CLI

@@ -38,6 +38,8 @@ outside the logs and is the ground truth of the corpus. Kinds:
                is charged to it there, and allocates until the kernel's OOM-killer kills it (a real
                kill and kernel log; needs root and cgroup v1 or v2 memory control)
   worker-memcg-oom  the same, inside a DataLoader worker (needs --workers > 0)
+  hoard        the rank allocates until something kills it (under a SLURM job's --mem with task/cgroup:
+               the kernel's OOM-killer)
 """
 
 from __future__ import annotations
@@ -144,10 +146,14 @@ def memcg_oom(side: str, kind: str, rank: int, step: int) -> None:
         usage = int(fh.read())
     with open(os.path.join(group, limit_file), "w", encoding="ascii") as fh:
         fh.write(str(usage + MEMCG_HEADROOM))
+    hoard(side, kind, rank, step)
+
+
+def hoard(side: str, kind: str, rank: int, step: int) -> None:
     record_injection(side, kind, rank, step)
-    hoard = []
+    pieces = []
     while True:
-        hoard.append(torch.ones(4 * 2**20))  # 16 MiB a piece, touched
+        pieces.append(torch.ones(4 * 2**20))  # 16 MiB a piece, touched
 
 
 # --------------------------------------------------------------------------- data and model
@@ -371,6 +377,8 @@ def train(args: argparse.Namespace, spawn_rank: int | None = None) -> int:
                 time.sleep(args.straggle_s)
             elif f.kind == "memcg-oom":
                 memcg_oom(args.side, f.kind, rank, step)
+            elif f.kind == "hoard":
+                hoard(args.side, f.kind, rank, step)
             elif f.kind == "nan":
                 raise FloatingPointError(f"loss is nan at step {step} (lr={0.1 * (1 - step / args.steps):.4f})")
         time.sleep(args.step_time)

@@ -2,7 +2,10 @@
 
 start(dir) writes a minimal slurm.conf for a node named node01 (in a UTS namespace, so the tasks see
 that host name), starts munged, slurmctld and slurmd, waits until the node is idle, exports
-SLURM_CONF, and registers an atexit hook that stops exactly the daemons it started.
+SLURM_CONF, and registers an atexit hook that stops exactly the daemons it started. With cgroup=True
+the node confines each job's memory as sites do (task/cgroup with ConstrainRAMSpace on cgroup v1,
+proctrack/cgroup, memory a consumable resource): a task that outgrows its job's `--mem` is killed by
+the kernel's OOM-killer and slurmstepd reports the oom-kill event.
 
     python benchmarks/accuracy/real/slurm_local.py    # start, run `srun -n3 --label hostname`, stop
 """
@@ -49,6 +52,13 @@ NodeName=node01 NodeAddr=127.0.1.1 CPUs=8 Sockets=1 CoresPerSocket=8 ThreadsPerC
 PartitionName=debug Nodes=node01 Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 """
 
+CGROUP_CONF = "CgroupPlugin=cgroup/v1\nCgroupAutomount=no\nConstrainRAMSpace=yes\nConstrainSwapSpace=no\n"
+CGROUP_LINES = {
+    "ProctrackType=proctrack/linuxproc": "ProctrackType=proctrack/cgroup",
+    "TaskPlugin=task/none": "TaskPlugin=task/cgroup",
+    "SelectTypeParameters=CR_Core\n": "SelectTypeParameters=CR_Core_Memory\n",
+}
+
 HOSTS = "127.0.0.1 localhost\n127.0.1.1 node01.cluster.internal node01\n127.0.1.2 node02.cluster.internal node02\n"
 
 _started: list[subprocess.Popen] = []
@@ -71,13 +81,18 @@ def stop() -> None:
     _started.clear()
 
 
-def start(d: Path, here: Path | None = None) -> None:
+def start(d: Path, here: Path | None = None, cgroup: bool = False) -> None:
     if d.exists():
         shutil.rmtree(d)
     for sub in ("spool", "state", "munge"):
         (d / sub).mkdir(parents=True)
     (d / "hosts").write_text(HOSTS)
-    (d / "slurm.conf").write_text(CONF.format(d=d))
+    conf = CONF.format(d=d)
+    if cgroup:
+        for old, new in CGROUP_LINES.items():
+            conf = conf.replace(old, new)
+        (d / "cgroup.conf").write_text(CGROUP_CONF)
+    (d / "slurm.conf").write_text(conf)
     os.environ["SLURM_CONF"] = str(d / "slurm.conf")
     sock = d / "munge" / "munge.socket.2"
     os.environ["MUNGE_SOCKET"] = str(sock)  # not read by slurm itself; kept for debugging
