@@ -113,7 +113,9 @@ TRUTH_KEYS = ("outcome", "rank", "cause", "sure", "why")
 RESERVED_OPTIONS = ("--format", "-f", "--output", "-o", "--tz")
 ERROR_RUN = "error"  # the calibration row of runs that produced no verdict
 TIME_RESOLUTION = timedelta(milliseconds=1)
-DELAYED_FAULTS = frozenset({"memcg-oom", "worker-memcg-oom", "hoard"})  # job.py's kinds whose record precedes the death
+DELAYED_FAULTS = frozenset(
+    {"memcg-oom", "worker-memcg-oom", "hoard", "worker-hoard"}
+)  # job.py's kinds whose record precedes the death
 
 
 class CaseError(Exception):

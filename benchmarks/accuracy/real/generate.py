@@ -102,6 +102,7 @@ class Scenario:
     absent: list[str] = field(default_factory=list)  # must not appear in the kept logs ({pid} as in needles)
     env: dict[str, str] = field(default_factory=dict)
     slurm_cgroup: bool = False  # srun/sbatch: a node whose task/cgroup confines each job's memory (--mem)
+    slurm_time: str | None = None  # srun/sbatch: the job's --time limit
     interrupt: float | None = None  # Ctrl-C: SIGINT to the launcher's process group this long after the injection
 
 
@@ -1787,7 +1788,7 @@ add(
     ),
     S(
         "sbatch-cgroup-oom-task0-hf",
-        "sbatch",
+        "srun",
         "sbatch",
         "sbatch -n3 --mem=2G --wrap 'srun --label ...' on a one-node SLURM that confines memory with task/cgroup, "
         "HF-like, the output in slurm-<jobid>.out; task 0 allocates at step 5 until the kernel's OOM-killer kills it",
@@ -1802,6 +1803,59 @@ add(
         "Out Of Memory",
         notes=KSLURM + " The kernel's log of it is checked but not kept.",
         needles=["oom-kill event", "task 0: Out Of Memory"],
+    ),
+)
+
+add(
+    S(
+        "srun-time-limit-logging",
+        "srun",
+        "srun",
+        "srun -N1 -n3 --time=1 --label on a one-node SLURM, logging; the job trains past its one-minute limit and "
+        "SLURM cancels the step",
+        "undetermined",
+        "time_limit",
+        style="logging",
+        job=["--steps", "600", "--step-time", "0.4"],
+        slurm_time="1",
+        truth_rank="none",
+        why="nothing was injected: the job was still training when SLURM cancelled it at its one-minute time limit",
+        needles=["DUE TO TIME LIMIT"],
+    ),
+    S(
+        "sbatch-time-limit-hf",
+        "srun",
+        "sbatch",
+        "sbatch -n3 --time=1 --wrap 'srun --label ...' on a one-node SLURM, HF-like, the output in "
+        "slurm-<jobid>.out; the job trains past its one-minute limit and SLURM cancels it",
+        "undetermined",
+        "time_limit",
+        style="hf",
+        job=["--steps", "600", "--step-time", "0.4"],
+        slurm_time="1",
+        console=None,
+        truth_rank="none",
+        why="nothing was injected: the job was still training when SLURM cancelled it at its one-minute time limit",
+        needles=["DUE TO TIME LIMIT"],
+    ),
+    S(
+        "srun-cgroup-worker-oom-task1-loguru",
+        "srun",
+        "srun",
+        "srun -N1 -n3 --mem=2G --label on a one-node SLURM that confines memory with task/cgroup, loguru-like, 2 "
+        "DataLoader workers per task; a worker of task 1 allocates at step 3 until the kernel's OOM-killer kills "
+        "it; the real kernel log is kept",
+        "first_death",
+        "host_oom",
+        style="loguru",
+        faults=["worker-hoard:1:3"],
+        job=["--workers", "2"],
+        slurm_cgroup=True,
+        dmesg="memcg",
+        why="a DataLoader worker of task 1 (worker pid {pid}) began hoarding memory at {when}; the kernel killed "
+        "that pid, task 1 raised, and SLURM reported the oom-kill event",
+        notes=KSLURM + " " + KREAL,
+        needles=["oom-kill event", "is killed by signal"],
     ),
 )
 
@@ -1968,6 +2022,7 @@ def _argvs(sc: Scenario, work: Path, port: int) -> list[tuple[str, list[str], st
             )
         ]
     mem = [f"--mem={SLURM_MEM}"] if sc.slurm_cgroup else []
+    mem += [f"--time={sc.slurm_time}"] if sc.slurm_time else []
     if sc.runner == "srun":
         return [
             (

@@ -40,6 +40,7 @@ outside the logs and is the ground truth of the corpus. Kinds:
   worker-memcg-oom  the same, inside a DataLoader worker (needs --workers > 0)
   hoard        the rank allocates until something kills it (under a SLURM job's --mem with task/cgroup:
                the kernel's OOM-killer)
+  worker-hoard the same, inside a DataLoader worker (needs --workers > 0)
 """
 
 from __future__ import annotations
@@ -172,7 +173,7 @@ class SyntheticImages(Dataset):
         bad = self.bad.get(idx)
         if bad is not None:
             kind, step = bad
-            if kind != "worker-memcg-oom":
+            if kind not in ("worker-memcg-oom", "worker-hoard"):
                 record_injection(self.side, kind, self.rank, step)
             if kind == "worker-kill":
                 os.kill(os.getpid(), signal.SIGKILL)
@@ -180,6 +181,8 @@ class SyntheticImages(Dataset):
                 ctypes.string_at(0)
             if kind == "worker-memcg-oom":
                 memcg_oom(self.side, kind, self.rank, step)
+            if kind == "worker-hoard":
+                hoard(self.side, kind, self.rank, step)
             raise ValueError(f"corrupt sample {idx}: decoded 0 bytes from shard-{idx // 64:05d}.tar")
         g = torch.Generator().manual_seed(self.seed + idx)
         x = torch.randn(1, 16, 16, generator=g)
@@ -327,7 +330,7 @@ def train(args: argparse.Namespace, spawn_rank: int | None = None) -> int:
     my_indices = list(iter(sampler))
     bad: dict[int, tuple[str, int]] = {}
     for f in mine:
-        if f.kind in ("raise", "worker-raise", "worker-kill", "worker-segv", "worker-memcg-oom"):
+        if f.kind in ("raise", "worker-raise", "worker-kill", "worker-segv", "worker-memcg-oom", "worker-hoard"):
             idx = my_indices[(f.step - 1) * args.batch + args.batch // 2]
             bad[idx] = (f.kind, f.step)
     ds = SyntheticImages(n, args.seed, bad, args.side, rank)
