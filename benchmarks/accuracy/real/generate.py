@@ -90,7 +90,8 @@ class Scenario:
     job: list[str] = field(default_factory=list)  # extra job.py args
     largs: list[str] = field(default_factory=list)  # extra launcher args ({logs} substituted)
     console: str | None = "console.log"  # file under logs/ that keeps the launcher's stdout+stderr; None: dropped
-    external: tuple[str, int, int] | None = None  # (SIGKILL|SIGTERM, rank, step): the generator signals the rank
+    external: tuple[str, int, int] | None = None  # (SIGKILL|SIGTERM, rank, step): the generator signals the rank;
+    # (SCANCEL, rank, step): it runs scancel on the job once that rank reaches that step
     dmesg: str | None = None  # "oom": synthesise a kernel OOM-killer log for the killed pid; "real": keep the
     # kernel's own lines printed during the run (dmesg -T), e.g. "python[pid]: segfault at 0 ip ..."; "memcg":
     # keep them too, a real OOM kill of the victim's own cgroup; "memcg-dropped": check the kill, keep no log
@@ -1859,6 +1860,69 @@ add(
     ),
 )
 
+add(
+    S(
+        "srun-scancel-print",
+        "srun",
+        "srun",
+        "srun -N1 -n3 --label on a one-node SLURM, plain print; the user cancels the job with scancel when task 0 "
+        "reaches step 4",
+        "undetermined",
+        None,
+        external=("SCANCEL", 0, 4),
+        truth_rank="none",
+        why="the generator ran scancel on the job at {when}: no task died of its own, the user ended the job",
+        needles=["CANCELLED AT"],
+    ),
+    S(
+        "sbatch-scancel-logging",
+        "srun",
+        "sbatch",
+        "sbatch -n3 --wrap 'srun --label ...' on a one-node SLURM, logging, the output in slurm-<jobid>.out; the "
+        "user cancels the job with scancel when task 2 reaches step 5",
+        "undetermined",
+        None,
+        style="logging",
+        external=("SCANCEL", 2, 5),
+        console=None,
+        truth_rank="none",
+        why="the generator ran scancel on the job at {when}: no task died of its own, the user ended the job",
+        needles=["CANCELLED AT"],
+    ),
+)
+
+add(
+    S(
+        "mpirun-memcg-oom-rank1-logging",
+        "mpirun",
+        "mpirun",
+        "3 ranks under mpirun --tag-output, logging with asctime; rank 1 outgrows its memory cgroup at step 4 and the "
+        "kernel's OOM-killer kills it; the real kernel log is kept",
+        "first_death",
+        "host_oom",
+        style="logging",
+        faults=["memcg-oom:1:4"],
+        dmesg="memcg",
+        why="rank 1 (pid {pid}) began hoarding memory in a capped cgroup at {when}; the kernel killed that pid",
+        notes=KMEMCG,
+        needles=["signal 9"],
+    ),
+    S(
+        "mpich-memcg-oom-rank2-print",
+        "mpich",
+        "mpich",
+        "3 ranks under MPICH's mpiexec (no rank labels), plain print; rank 2 outgrows its memory cgroup at step 3 and "
+        "the kernel's OOM-killer kills it; the real kernel log is kept",
+        "first_death",
+        "host_oom",
+        faults=["memcg-oom:2:3"],
+        dmesg="memcg",
+        why="rank 2 (pid {pid}) began hoarding memory in a capped cgroup at {when}; the kernel killed that pid",
+        notes=KMEMCG,
+        needles=["BAD TERMINATION"],
+    ),
+)
+
 BY_ID = {s.id: s for s in SCENARIOS}
 assert len(BY_ID) == len(SCENARIOS), "duplicate case ids"
 
@@ -2150,7 +2214,10 @@ def _launch(sc: Scenario, work: Path) -> Run:
                     except OSError:
                         run.comm[pid] = "python3"
                     t = time.time()
-                    os.kill(pid, getattr(signal, signame))
+                    if signame == "SCANCEL":  # the user cancels the whole SLURM job (the cluster runs only this one)
+                        subprocess.run(["scancel", "--user", "root"], check=True, timeout=30)
+                    else:
+                        os.kill(pid, getattr(signal, signame))
                     run.injected.append(
                         {
                             "kind": signame.lower() + "-external",
