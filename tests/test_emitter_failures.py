@@ -535,3 +535,27 @@ def test_a_kernel_clock_that_drifted_does_not_unmake_the_kill_of_the_pid_that_ex
     assert datetime(2026, 12, 6, 6, 43, 59, 645000, UTC) <= f.time.earliest
     assert f.time.latest <= datetime(2026, 12, 6, 6, 43, 59, 971000, UTC)
     assert any("clock is off" in n and "pid 4194" in n for n in d.verdict.notes)
+
+
+SCANCELLED = (
+    "0: step 3/10 loss 1.8504 lr 0.0700\n1: step 3/10 loss 1.8504 lr 0.0700\n"
+    "srun: Job step aborted: Waiting up to 7 seconds for job step to finish.\n"
+    "0: slurmstepd-node01: error: *** STEP 1.0 ON node01 CANCELLED AT 2026-12-06T06:59:47 ***\n"
+    "srun: error: node01: tasks 0-1: Terminated\n"
+)
+
+
+def test_a_job_cancelled_before_any_rank_died_says_it_was_ended_from_outside(tmp_path: Path) -> None:
+    d = run(tmp_path, {"console.log": SCANCELLED})
+    assert d.verdict.outcome is Outcome.UNDETERMINED and d.verdict.first_death is None
+    said = " ".join(d.verdict.reasoning)
+    assert "ended from outside" in said and "CANCELLED AT 2026-12-06T06:59:47" in said
+    assert any("sacct" in n for n in d.verdict.fetch_next)
+
+
+def test_a_rank_that_raised_before_the_cancel_is_not_hidden_by_it(tmp_path: Path) -> None:
+    labelled = "1: " + TRACEBACK.replace("\n  ", "\n1:   ") + "1: ValueError: bad\n"
+    raised = SCANCELLED.replace("srun: Job", labelled + "srun: Job")
+    d = run(tmp_path, {"console.log": raised})
+    assert first(d) == (1, Cause.PYTHON_EXCEPTION)
+    assert not any("ended from outside" in r for r in d.verdict.reasoning)

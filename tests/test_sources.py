@@ -84,6 +84,20 @@ def test_srun_labels_only_where_the_stream_is_labelled() -> None:
     assert strip_prefixes("12: Traceback") == ("12: Traceback", Prefix())
 
 
+def test_srun_and_slurmstepds_own_lines_do_not_hide_a_labelled_tail() -> None:
+    tail = [f"{t}: 2026-12-06 07:00:02,500 INFO __main__: step 4/10" for t in range(3)] + [
+        "srun: Job step aborted: Waiting up to 7 seconds for job step to finish.",
+        "srun: got SIGCONT",
+        "0: slurmstepd-node01: error: *** STEP 1.0 ON node01 CANCELLED AT 2026-12-06T07:00:02 ***",
+        "slurmstepd-node01: error: *** JOB 1 ON node01 CANCELLED AT 2026-12-06T07:00:02 ***",
+        "srun: forcing job termination",
+        "srun: error: node01: tasks 0-2: Terminated",
+    ]
+    assert is_srun_labelled(tail)
+    assert not is_srun_labelled([line for line in tail if line.startswith("s")])  # srun's own lines alone
+    assert not is_srun_labelled([tail[0], *tail[3:5], tail[6]])  # one task's line: too few to tell
+
+
 @pytest.mark.parametrize("argv0", ["slurmstepd", "slurmstepd-node01"])
 def test_slurmstepds_own_message_under_its_nodes_first_task_label_is_no_tasks(argv0: str) -> None:
     line = f"0: {argv0}: error: Detected 1 oom-kill event(s) in StepId=1.0. Some of your processes may have been killed"

@@ -185,6 +185,9 @@ def _settle_without_culprit(tl: Timeline, f: Findings) -> None:
         )
         return
     f.outcome = Outcome.UNDETERMINED
+    if (stop := _ended_from_outside(tl, f)) is not None:
+        _say_ended_from_outside(f, stop)
+        return
     f.cap(Confidence.MEDIUM, "the job failed but no first death could be named from these logs")
     causes = {u.cause for u in f.unattributed}
     if len(causes) == 1:
@@ -218,6 +221,36 @@ def _settle_without_culprit(tl: Timeline, f: Findings) -> None:
         )
     _what_to_fetch(tl, f)
     _unmapped_on_other_nodes(tl, f)
+
+
+def _ended_from_outside(tl: Timeline, f: Findings) -> Event | None:
+    """The line by which the launcher or scheduler ended a job in which nothing had failed: no cause or
+    symptom line, every rank seen torn down or finished, every exit a stop signal (scancel, preemption, an
+    operator's Ctrl-C). Of several, the one that says when it ended the job (`at`), else the first."""
+    if f.unattributed or f.collateral or _cut_off(tl) or not tl.ranks:
+        return None
+    if any(e.role in (Role.CAUSE, Role.SYMPTOM) for e in tl.events):
+        return None
+    if not tl.ranks.keys() <= f.torn_down.keys() | f.clean:
+        return None
+    codes = [exit_code(tl.events[i].facts) for i in tl.loose_exits]
+    codes += [r.exit.code for r in tl.ranks.values() if r.exit is not None]
+    if any(code not in (0, None) and as_signal(code) not in OUTSIDE_STOPS for code in codes):
+        return None
+    ends = [e for e in tl.events if Effect.JOB_END in e.effects and e.rank is None]
+    return next((e for e in ends if "at" in e.facts), ends[0] if ends else None)
+
+
+def _say_ended_from_outside(f: Findings, ended: Event) -> None:
+    f.cap(Confidence.MEDIUM, "the job was ended from outside, and the logs do not say by whom")
+    f.reasoning.append(
+        f"the job was ended from outside ({ended.where.source}:{ended.where.line}: {ended.text.strip()[:160]})"
+        " before any rank died: every rank seen was stopped with it, and no cause or symptom line precedes it"
+    )
+    f.fetch_next.append(
+        "who ended the job and why: the scheduler's record (`sacct -j JOBID -o JobID,State,ExitCode,Reason`,"
+        " `scontrol show job JOBID`), or whoever sent the stop"
+    )
 
 
 def _hung_without_culprit(tl: Timeline, f: Findings) -> bool:

@@ -62,6 +62,9 @@ _STREAM_RECORD = recache.compile(
 )
 # srun --label: ` 3: ` padded task id (P<n> for heterogeneous jobs). Only where the stream is labelled.
 _SRUN = recache.compile(r"(?:P\d+ )? *(?P<task>\d{1,9}): ")
+# srun's and slurmstepd's own lines, which srun never labels (a job's tail is full of them): not held against
+# a stream's labelling. slurmstepd's under a task's label are its node's first task's: not that task's lines.
+_SLURM_OWN = ("srun: ", "slurmstepd: ", "slurmstepd-", "sbatch: ", "salloc: ")
 # pdsh (DeepSpeed multi-node): `worker-3: ` host labels. Only where the stream is labelled.
 _PDSH = recache.compile(r"(?P<host>[A-Za-z0-9][\w.-]*): ")
 # A log collector's layer before a launcher tag (kept only when a tag follows): its timestamp
@@ -227,7 +230,7 @@ def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str,
     if srun_labels and (m := _SRUN.match(line, pos)):
         task, pos = int(m["task"]), m.end()
         if line.startswith("slurmstepd", pos):
-            task = None  # slurmstepd writes its own messages to its node's first task's stderr: not that task's
+            task = None  # `_SLURM_OWN`
     if line[pos : pos + 1] != "[" or not _tagged(line, pos + 1):
         pos, stamp, host = _collector(line, pos, stamp, host)
     if (m := _MPI.match(line, pos)) is not None:
@@ -334,8 +337,9 @@ def sniff_profile(sample: list[str]) -> Profile:
     stamped = _stamp_layer(lines)  # the layers below are judged as before: a `[12345] ` after a stamp is a pid
     template = _mostly(lines, _TEMPLATE, 0.6)
     hydra = not template and _mostly(lines, _HYDRA, 0.6)
+    tasks = [line for line in lines if not line.startswith(_SLURM_OWN)]
     return Profile(
-        srun=_mostly(lines, _SRUN),
+        srun=len(tasks) >= 2 and _mostly(tasks, _SRUN),
         pdsh=pdsh,
         numbered=numbered,
         indent=indent,
