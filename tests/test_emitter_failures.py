@@ -559,3 +559,12 @@ def test_a_rank_that_raised_before_the_cancel_is_not_hidden_by_it(tmp_path: Path
     d = run(tmp_path, {"console.log": raised})
     assert first(d) == (1, Cause.PYTHON_EXCEPTION)
     assert not any("ended from outside" in r for r in d.verdict.reasoning)
+
+
+def test_the_tail_of_a_labelled_mpich_job_still_names_its_rank(tmp_path: Path) -> None:
+    """A paste of a job's last lines: Hydra's unlabelled BAD TERMINATION banner is a third of them."""
+    real = Path(__file__).parents[1] / "benchmarks/accuracy/real/mpich-segfault-rank1-label-faulthandler-hf"
+    tail = (real / "logs/console.log").read_text().splitlines(keepends=True)[-25:]
+    assert sum(line.startswith("[1] ") for line in tail) < 0.6 * len(tail)
+    d = run(tmp_path, {"console.log": "".join(tail)})
+    assert first(d) == (1, Cause.SEGFAULT)

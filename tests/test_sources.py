@@ -98,6 +98,24 @@ def test_srun_and_slurmstepds_own_lines_do_not_hide_a_labelled_tail() -> None:
     assert not is_srun_labelled([tail[0], *tail[3:5], tail[6]])  # one task's line: too few to tell
 
 
+def test_a_launchers_banner_does_not_hide_its_labelled_tail() -> None:
+    from rankautopsy.sources.prefixes import sniff_profile
+
+    hydra = [f"[1] line {i}" for i in range(5)] + [
+        "=" * 83,
+        "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES",
+        "=   PID 31275 RUNNING AT node01",
+        "=   EXIT CODE: 9",
+        "=" * 83,
+        "YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Segmentation fault (signal 11)",
+        "This typically refers to a problem with your application.",
+        "Please see the FAQ page for debugging suggestions",
+    ]
+    assert sniff_profile(hydra).hydra
+    pdsh = ["worker-0: step 9", "worker-1: ValueError: bad", "pdsh@launcher: worker-1: ssh exited with exit code 1"]
+    assert sniff_profile(pdsh).pdsh
+
+
 @pytest.mark.parametrize("argv0", ["slurmstepd", "slurmstepd-node01"])
 def test_slurmstepds_own_message_under_its_nodes_first_task_label_is_no_tasks(argv0: str) -> None:
     line = f"0: {argv0}: error: Detected 1 oom-kill event(s) in StepId=1.0. Some of your processes may have been killed"

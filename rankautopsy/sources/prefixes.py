@@ -62,9 +62,20 @@ _STREAM_RECORD = recache.compile(
 )
 # srun --label: ` 3: ` padded task id (P<n> for heterogeneous jobs). Only where the stream is labelled.
 _SRUN = recache.compile(r"(?:P\d+ )? *(?P<task>\d{1,9}): ")
-# srun's and slurmstepd's own lines, which srun never labels (a job's tail is full of them): not held against
-# a stream's labelling. slurmstepd's under a task's label are its node's first task's: not that task's lines.
+# A launcher's own lines, which it never labels (a job's tail is full of them): not held against a stream's
+# labelling. srun's and slurmstepd's (slurmstepd's under a task's label are its node's first task's: not that
+# task's lines); Hydra's BAD TERMINATION banner and its mpiexec/proxy errors; pdsh's own.
 _SLURM_OWN = ("srun: ", "slurmstepd: ", "slurmstepd-", "sbatch: ", "salloc: ")
+_HYDRA_OWN = (
+    "=====",
+    "=   ",
+    "YOUR APPLICATION TERMINATED WITH THE EXIT STRING",
+    "This typically refers to a problem with your application",
+    "Please see the FAQ page for debugging suggestions",
+    "[mpiexec@",
+    "[proxy:",
+)
+_PDSH_OWN = ("pdsh@",)
 # pdsh (DeepSpeed multi-node): `worker-3: ` host labels. Only where the stream is labelled.
 _PDSH = recache.compile(r"(?P<host>[A-Za-z0-9][\w.-]*): ")
 # A log collector's layer before a launcher tag (kept only when a tag follows): its timestamp
@@ -324,8 +335,9 @@ def sniff_profile(sample: list[str]) -> Profile:
     numbered = _mostly(lines, _NUMBERED) and _counting(lines)
     if numbered:
         lines = [line[m.end() :] if (m := _NUMBERED.match(line)) else line for line in lines]
-    labels = [m["host"] for line in lines if (m := _PDSH.match(line))] if _mostly(lines, _PDSH) else []
-    pdsh = len(labels) >= 0.8 * len(lines) and len(set(labels)) <= max(8, len(lines) // 20)
+    hosts = _labelled_lines(lines, _PDSH_OWN)
+    labels = [m["host"] for line in hosts if (m := _PDSH.match(line))] if _mostly(hosts, _PDSH) else []
+    pdsh = len(labels) >= max(2, 0.8 * len(hosts)) and len(set(labels)) <= max(8, len(hosts) // 20)
     pdsh = pdsh and all(  # a host name has a digit or `-`; a label of digits alone is srun's task id
         any(c.isdigit() or c == "-" for c in label) and not label.isdigit() for label in set(labels)
     )
@@ -336,10 +348,9 @@ def sniff_profile(sample: list[str]) -> Profile:
         lines = [line[m.end() :] if (m := _COMPOSE.match(line)) else line for line in lines]
     stamped = _stamp_layer(lines)  # the layers below are judged as before: a `[12345] ` after a stamp is a pid
     template = _mostly(lines, _TEMPLATE, 0.6)
-    hydra = not template and _mostly(lines, _HYDRA, 0.6)
-    tasks = [line for line in lines if not line.startswith(_SLURM_OWN)]
+    hydra = not template and _labelled(lines, _HYDRA, _HYDRA_OWN, 0.6)
     return Profile(
-        srun=len(tasks) >= 2 and _mostly(tasks, _SRUN),
+        srun=_labelled(lines, _SRUN, _SLURM_OWN),
         pdsh=pdsh,
         numbered=numbered,
         indent=indent,
@@ -421,6 +432,16 @@ def shape_ranks(sample: list[str], profile: Profile) -> frozenset[int]:
         return frozenset()
     found = (int(m["rank"]) for m in _AT_LINE_START[layer].finditer("\n".join(sample)))
     return frozenset(rank for rank in found if rank < MAX_HEAD_RANK)
+
+
+def _labelled_lines(lines: list[str], own: tuple[str, ...]) -> list[str]:
+    return [line for line in lines if not line.startswith(own)]
+
+
+def _labelled(lines: list[str], pattern: re.Pattern[str], own: tuple[str, ...], share: float = 0.8) -> bool:
+    """Whether most lines but the launcher's `own` (at least two) carry the launcher's label `pattern`."""
+    rest = _labelled_lines(lines, own)
+    return len(rest) >= 2 and _mostly(rest, pattern, share)
 
 
 def _mostly(lines: list[str], pattern: re.Pattern[str], share: float = 0.8) -> bool:

@@ -1923,6 +1923,23 @@ add(
     ),
 )
 
+add(
+    S(
+        "lightning-memcg-oom-rank1-logging",
+        "lightning",
+        "lightning",
+        "Lightning Trainer(strategy='ddp', devices=3) on CPU, logging; rank 1 outgrows its memory cgroup at step 4 "
+        "and the kernel's OOM-killer kills it; the real kernel log is kept",
+        "first_death",
+        "host_oom",
+        style="logging",
+        faults=["memcg-oom:1:4"],
+        dmesg="memcg",
+        why="rank 1 (pid {pid}) began hoarding memory in a capped cgroup at {when}; the kernel killed that pid",
+        notes=KMEMCG,
+    ),
+)
+
 BY_ID = {s.id: s for s in SCENARIOS}
 assert len(BY_ID) == len(SCENARIOS), "duplicate case ids"
 

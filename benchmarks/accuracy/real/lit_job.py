@@ -30,7 +30,7 @@ from datetime import timedelta
 import lightning as L
 import torch
 import torch.nn.functional as F
-from job import Fault, SyntheticImages, TinyNet, record_injection, side_write
+from job import Fault, SyntheticImages, TinyNet, memcg_oom, record_injection, side_write
 from lightning.pytorch.strategies import DDPStrategy
 from lightning.pytorch.utilities.rank_zero import rank_prefixed_message
 from torch.utils.data import DataLoader
@@ -60,6 +60,8 @@ class LitNet(L.LightningModule):
         for f in self.faults:
             if f.rank != self.global_rank or f.step != step:
                 continue
+            if f.kind == "memcg-oom":
+                memcg_oom(self.side, f.kind, self.global_rank, step)
             record_injection(self.side, f.kind, self.global_rank, step)
             if f.kind == "raise":
                 raise ValueError(f"corrupt sample in batch {batch_idx}: label tensor has shape (0,)")
