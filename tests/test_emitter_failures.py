@@ -568,3 +568,17 @@ def test_the_tail_of_a_labelled_mpich_job_still_names_its_rank(tmp_path: Path) -
     assert sum(line.startswith("[1] ") for line in tail) < 0.6 * len(tail)
     d = run(tmp_path, {"console.log": "".join(tail)})
     assert first(d) == (1, Cause.SEGFAULT)
+
+
+def test_an_oom_kill_at_a_cgroups_limit_says_so_and_a_host_wide_one_does_not(tmp_path: Path) -> None:
+    from datetime import UTC
+
+    from rankautopsy.pipeline import Options, diagnose
+
+    capped = diagnose(Options(paths=[str(REAL_OOM / "logs")], dmesg=[str(REAL_OOM / "dmesg.txt")], tz=UTC))
+    f = capped.verdict.first_death
+    assert f is not None and f.cause is Cause.HOST_OOM
+    assert "limit of its memory cgroup /ra-oom-4194 was reached" in f.detail
+    host_wide = Path(__file__).parents[1] / "fixtures/torchrun-sigkill-oom-rank1"
+    d = diagnose(Options(paths=[str(host_wide / "logs")], dmesg=[str(host_wide / "dmesg.txt")], tz=UTC))
+    assert first(d) == (1, Cause.HOST_OOM) and "cgroup" not in (d.verdict.first_death.detail or "")

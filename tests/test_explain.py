@@ -44,7 +44,7 @@ def test_a_cause_prints_its_steps_then_the_general_layers_and_its_rules(
 ) -> None:
     code, out, err = run(["explain", "host_oom"], capsys, monkeypatch)
     assert (code, err) == (0, "")
-    assert out.startswith("# host_oom: host RAM exhausted")
+    assert out.startswith("# host_oom: out of host memory")
     assert _numbered(out, "Fix the cause") == list(REM.fix_cause[Cause.HOST_OOM])
     assert _numbered(out, "Bound the wait (timeouts)") == list(REM.timeouts)
     assert _numbered(out, "Detect it next time") == list(REM.detection)

@@ -416,7 +416,7 @@ def test_github_is_one_short_error_at_the_decisive_line() -> None:
     _, props, msg = cmds[0]
     assert props == {"file": "dmesg.txt", "line": "812", "title": "rankautopsy: rank 3 died first — host OOM"}
     assert msg.split("\n") == [
-        "Rank 3 (node07, pid 4242) died first: host RAM exhausted (OOM-killer)"
+        "Rank 3 (node07, pid 4242) died first: out of host memory (OOM-killer)"
         " — the kernel killed pid 4242 (python), anon-rss 398765432 kB",
         "2026-11-29 07:01:02.5 UTC (±0.5 s) · high confidence · 2 collateral",
         "Fix the cause: reduce host memory per rank (fewer DataLoader workers, no dataset copies per rank,"

@@ -133,7 +133,7 @@ def test_explain_prints_ruff_style_sections(cli: Cli) -> None:
         "## References",
         "## Defined at",
     ]
-    assert "Cause `host_oom`: host RAM exhausted" in result.out
+    assert "Cause `host_oom`: out of host memory" in result.out
     assert "    -> pid='4242', comm='pt_main_thread'" in result.out
     assert "Does not match:\n\n    oom_reaper: reaped process 4242" in result.out
     defined = f"rules/kernel.yaml:{_line_of('kernel.oom-killer')} (built-in; status stable, since 0.1)"

@@ -685,7 +685,7 @@ def _candidate(tl: Timeline, r: RankState, teardown: datetime | None, began: dat
             e.rule,
             _death_time(tl, r, timed.time if timed else None, timed.facts if timed else {}),
             [best, *_support(r)],
-            _detail(e),
+            _detail_with_memcg(tl, e),
             phase=_phase(tl, r, best, began if timed else None),
             reported=_death_bounds(tl, r, timed, teardown),
         )
@@ -953,6 +953,19 @@ def _training_began(tl: Timeline) -> datetime | None:
                 return None
             began = e.time.earliest if began is None else min(began, e.time.earliest)
     return began
+
+
+def _detail_with_memcg(tl: Timeline, e: Event) -> str:
+    """The detail of a death, and where the kernel's report of an OOM kill says a memory cgroup's limit was hit
+    (a SLURM job's, a container's), that it was that limit, not the host's RAM, that ran out."""
+    detail = _detail(e)
+    if e.cause is not Cause.HOST_OOM or (pid := e.facts.get("pid")) is None:
+        return detail
+    memcg = next((o.facts["memcg"] for o in tl.events if "memcg" in o.facts and o.facts.get("pid") == pid), None)
+    if memcg is None:
+        return detail
+    note = f"the limit of its memory cgroup {memcg} was reached (the host itself may have had RAM to spare)"
+    return note if detail == e.text.strip() else f"{detail}; {note}"
 
 
 def _detail(e: Event) -> str:

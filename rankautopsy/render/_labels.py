@@ -27,7 +27,7 @@ from rankautopsy.sources.sanitize import clean
 
 # cause -> (label in the verdict, short label in the timeline)
 CAUSE_LABELS: dict[Cause, tuple[str, str]] = {
-    Cause.HOST_OOM: ("host RAM exhausted (OOM-killer)", "host OOM"),
+    Cause.HOST_OOM: ("out of host memory (OOM-killer)", "host OOM"),
     Cause.CUDA_OOM: ("GPU memory exhausted (CUDA out of memory)", "CUDA OOM"),
     Cause.PYTHON_EXCEPTION: ("uncaught Python exception", "exception"),
     Cause.SEGFAULT: ("segmentation fault (native crash)", "segfault"),

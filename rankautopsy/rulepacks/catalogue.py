@@ -29,7 +29,10 @@ class OutputFormat(StrEnum):
 
 
 CAUSES: dict[Cause, str] = {
-    Cause.HOST_OOM: "host RAM exhausted: kernel OOM-killer, cgroup/container OOM, SLURM or Kubernetes OOM kill",
+    Cause.HOST_OOM: (
+        "out of host memory: the kernel OOM-killer (the host's RAM, or a cgroup's or container's limit),"
+        " SLURM or Kubernetes OOM kill"
+    ),
     Cause.CUDA_OOM: "GPU memory exhausted (CUDA out of memory, allocator failures)",
     Cause.PYTHON_EXCEPTION: "an uncaught Python exception",
     Cause.SEGFAULT: "SIGSEGV / native crash",
