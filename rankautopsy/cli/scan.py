@@ -176,15 +176,19 @@ def _bounded(seconds: float | None) -> Iterator[None]:
         yield
         return
 
+    armed = [True]
+
     def _expire(signum: int, frame: object) -> None:
-        raise _Expired
+        if armed[0]:
+            raise _Expired
 
     previous = signal.signal(signal.SIGALRM, _expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
+    try:  # armed inside: on a loaded machine the timer can fire as setitimer returns, before any later line
+        signal.setitimer(signal.ITIMER_REAL, seconds)
         yield
     except _Expired:
         raise ScanTimeout(f"stopped after {seconds:g} s (--timeout); no event file written") from None
     finally:
+        armed[0] = False
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
