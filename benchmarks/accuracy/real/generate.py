@@ -1940,6 +1940,25 @@ add(
     ),
 )
 
+add(
+    S(
+        "deepspeed-memcg-oom-rank2-logging",
+        "deepspeed",
+        "deepspeed",
+        "deepspeed --num_gpus 3 (cpu, gloo), logging; rank 2 outgrows its memory cgroup at step 4 and the kernel's "
+        "OOM-killer kills it; the real kernel log is kept",
+        "first_death",
+        "host_oom",
+        style="logging",
+        faults=["memcg-oom:2:4"],
+        dmesg="memcg",
+        env=DSENV,
+        why="rank 2 (pid {pid}) began hoarding memory in a capped cgroup at {when}; the kernel killed that pid",
+        notes=KMEMCG,
+        needles=["exits with return code"],
+    ),
+)
+
 BY_ID = {s.id: s for s in SCENARIOS}
 assert len(BY_ID) == len(SCENARIOS), "duplicate case ids"
 
