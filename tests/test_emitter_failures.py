@@ -582,3 +582,20 @@ def test_an_oom_kill_at_a_cgroups_limit_says_so_and_a_host_wide_one_does_not(tmp
     host_wide = Path(__file__).parents[1] / "fixtures/torchrun-sigkill-oom-rank1"
     d = diagnose(Options(paths=[str(host_wide / "logs")], dmesg=[str(host_wide / "dmesg.txt")], tz=UTC))
     assert first(d) == (1, Cause.HOST_OOM) and "cgroup" not in (d.verdict.first_death.detail or "")
+
+
+def test_a_rank_below_the_highest_seen_that_left_no_line_caps_the_verdict(tmp_path: Path) -> None:
+    """A paste of a job's tail: ranks 1 and 2 are seen, rank 0 (which exists: ranks count from 0) is not."""
+    tail = (
+        "1: [rank1]: RuntimeError: [../gloo/transport/tcp/pair.cc:553] Connection closed by peer [127.0.0.1]:5354\n"
+        f"2: [rank2]: {TRACEBACK.rstrip().replace(chr(10), chr(10) + '2: [rank2]: ')}\n"
+        "2: [rank2]: FloatingPointError: loss is nan at step 4\n"
+        "srun: error: node01: task 1: Exited with exit code 1\n"
+        "srun: error: node01: task 2: Exited with exit code 1\n"
+    )
+    d = run(tmp_path, {"console.log": tail})
+    assert first(d) == (2, Cause.PYTHON_EXCEPTION)
+    assert d.verdict.confidence is Confidence.MEDIUM
+    assert any("rank(s) 0 of the job left no log here" in c for c in d.verdict.caps)
+    seen_all = run(tmp_path / "all", {"console.log": "0: step 3/10\n" + tail})
+    assert seen_all.verdict.confidence is Confidence.HIGH

@@ -364,8 +364,11 @@ def _unmapped_on_other_nodes(tl: Timeline, f: Findings) -> None:
         )
 
 
-def _missing_ranks(tl: Timeline) -> list[int]:
-    world = tl.world
+def _missing_ranks(tl: Timeline, below_highest: bool = False) -> list[int]:
+    """The job's ranks that left no line, of its world size; with `below_highest`, where that is unknown, those
+    below the highest seen (ranks are numbered from 0, so each of them ran; but the job may have more, so they
+    are no list of suspects)."""
+    world = tl.world if tl.world is not None or not below_highest else (max(tl.ranks) + 1 if tl.ranks else None)
     if world is None or world > 100_000:
         return []
     return [r for r in range(world) if r not in tl.ranks]
@@ -400,7 +403,7 @@ def _unattributed(tl: Timeline, candidates: Sequence[Candidate]) -> list[Unattri
 
 def _cap_for_the_unseen(tl: Timeline, f: Findings) -> None:
     """What the logs do not show can lower the confidence in a named culprit."""
-    missing = _missing_ranks(tl)
+    missing = _missing_ranks(tl, below_highest=True)
     if missing and f.first is not None and f.first.rank is not None:
         f.cap(
             Confidence.MEDIUM, f"rank(s) {ranges(missing)} of the job left no log here: one of them may have died first"
