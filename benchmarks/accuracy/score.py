@@ -113,9 +113,8 @@ TRUTH_KEYS = ("outcome", "rank", "cause", "sure", "why")
 RESERVED_OPTIONS = ("--format", "-f", "--output", "-o", "--tz")
 ERROR_RUN = "error"  # the calibration row of runs that produced no verdict
 TIME_RESOLUTION = timedelta(milliseconds=1)
-DELAYED_FAULTS = frozenset(
-    {"memcg-oom", "worker-memcg-oom", "hoard", "worker-hoard"}
-)  # job.py's kinds whose record precedes the death
+# job.py's fault kinds whose record precedes the death (by however long the memory takes to fill)
+DELAYED_FAULTS = frozenset({"memcg-oom", "worker-memcg-oom", "hoard", "worker-hoard"})
 
 
 class CaseError(Exception):
