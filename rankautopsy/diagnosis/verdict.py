@@ -233,12 +233,17 @@ def _ended_from_outside(tl: Timeline, f: Findings) -> Event | None:
         return None
     if not tl.ranks.keys() <= f.torn_down.keys() | f.clean:
         return None
-    codes = [exit_code(tl.events[i].facts) for i in tl.loose_exits]
-    codes += [r.exit.code for r in tl.ranks.values() if r.exit is not None]
-    if any(code not in (0, None) and as_signal(code) not in OUTSIDE_STOPS for code in codes):
+    if not _only_stopped(tl):
         return None
     ends = [e for e in tl.events if Effect.JOB_END in e.effects and e.rank is None]
     return next((e for e in ends if "at" in e.facts), ends[0] if ends else None)
+
+
+def _only_stopped(tl: Timeline) -> bool:
+    """Whether every exit reported, of a rank or tied to none, was a success or a stop signal from outside."""
+    codes = [exit_code(tl.events[i].facts) for i in tl.loose_exits]
+    codes += [r.exit.code for r in tl.ranks.values() if r.exit is not None]
+    return all(code in (0, None) or as_signal(code) in OUTSIDE_STOPS for code in codes)
 
 
 def _say_ended_from_outside(f: Findings, ended: Event) -> None:
@@ -261,9 +266,7 @@ def _hung_without_culprit(tl: Timeline, f: Findings) -> bool:
     stalls = [i for i, e in enumerate(tl.events) if Effect.STALLED in e.effects]
     if not stalls or f.unattributed or _cut_off(tl) or _went_on_after(tl, stalls) or _gave_up(tl):
         return False
-    codes = [exit_code(tl.events[i].facts) for i in tl.loose_exits]
-    codes += [r.exit.code for r in tl.ranks.values() if r.exit is not None]
-    if any(code not in (0, None) and as_signal(code) not in OUTSIDE_STOPS for code in codes):
+    if not _only_stopped(tl):
         return False
     e = tl.events[stalls[0]]
     who = f"rank {e.rank}" if e.rank is not None else "a process"
@@ -785,7 +788,7 @@ def _after_its_exit(tl: Timeline, r: RankState, index: int) -> bool:
     """A cause line written after the launcher had already seen this rank exit belongs to a later
     life of the rank (a restarted attempt): the first exit was the first death. Not a line naming the
     pid that exited (`_clock_off`)."""
-    return _stamped_after_exit(tl, r, index) and _clock_off(tl, r, index) is None
+    return _stamped_after_exit(tl, r, index) and not _names_exited_pid(tl, r, index)
 
 
 def _stamped_after_exit(tl: Timeline, r: RankState, index: int) -> bool:
@@ -796,18 +799,22 @@ def _stamped_after_exit(tl: Timeline, r: RankState, index: int) -> bool:
     return when is not None and noticed.latest < when.earliest
 
 
+def _names_exited_pid(tl: Timeline, r: RankState, index: int) -> bool:
+    pid = tl.events[index].facts.get("pid")
+    return r.exit is not None and pid is not None and pid == tl.events[r.exit.event].facts.get("pid")
+
+
 def _clock_off(tl: Timeline, r: RankState, index: int) -> timedelta | None:
     """How far off the clock of a line naming the death of the pid the launcher saw exit is: stamped after
     that exit (positive) or before the rank's own last line (negative). A process dies once, so that line's
     clock is wrong (`dmesg -T` reckons wall time from the boot time, and drifts) and its time says nothing.
     None where the line names another pid or its stamp fits."""
     e, exit_ = tl.events[index], r.exit
-    pid = e.facts.get("pid")
-    if exit_ is None or exit_.noticed is None or e.time is None or pid is None:
+    if exit_ is None or exit_.noticed is None or e.time is None or not _names_exited_pid(tl, r, index):
         return None
-    if pid != tl.events[exit_.event].facts.get("pid") or "time_open" in tl.events[exit_.event].facts:
+    if "time_open" in tl.events[exit_.event].facts:
         return None
-    if exit_.noticed.latest < e.time.earliest:
+    if _stamped_after_exit(tl, r, index):
         return e.time.earliest - exit_.noticed.latest
     if r.last_seen is not None and e.time.latest < r.last_seen <= exit_.noticed.latest:
         return e.time.latest - r.last_seen
