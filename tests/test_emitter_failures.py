@@ -5,12 +5,14 @@ frameworks' own ends of a run; CPython's caught tracebacks in logs without times
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from test_emitter_shapes import first, run, steps
 
-from rankautopsy.model import Cause, Confidence, Outcome, Role
+from rankautopsy.model import Cause, Confidence, Diagnosis, Outcome, Role
+from rankautopsy.pipeline import Options, diagnose
 
 TRACEBACK = 'Traceback (most recent call last):\n  File "train.py", line 40, in <module>\n    dist.barrier()\n'
 HYDRA_BANNER = (
@@ -502,13 +504,16 @@ def test_the_ft_rank_monitors_kills_are_a_hang_not_deaths_by_an_unknown_sender(t
     assert d.verdict.first_death is not None and d.verdict.first_death.rank is None
 
 
-REAL_OOM = Path(__file__).parents[1] / "benchmarks/accuracy/real/torchrun-memcg-oom-rank1-logging"
+REPO = Path(__file__).parents[1]
+REAL_OOM = REPO / "benchmarks/accuracy/real/torchrun-memcg-oom-rank1-logging"
+
+
+def with_dmesg(logs: Path, dmesg: Path) -> Diagnosis:
+    return diagnose(Options(paths=[str(logs)], dmesg=[str(dmesg)], tz=UTC))
 
 
 def _dmesg_shifted(seconds: int) -> str:
     """The real case's `dmesg -T` lines with their clock moved, as a kernel clock that drifted moves them."""
-    from datetime import datetime, timedelta
-
     out = []
     for line in (REAL_OOM / "dmesg.txt").read_text().splitlines(keepends=True):
         stamp, rest = line[1:].split("]", 1)
@@ -521,13 +526,8 @@ def _dmesg_shifted(seconds: int) -> str:
 def test_a_kernel_clock_that_drifted_does_not_unmake_the_kill_of_the_pid_that_exited(
     tmp_path: Path, seconds: int
 ) -> None:
-    from datetime import UTC, datetime
-
-    from rankautopsy.pipeline import Options, diagnose
-
     (tmp_path / "dmesg.txt").write_text(_dmesg_shifted(seconds))
-    logs = str(REAL_OOM / "logs")
-    d = diagnose(Options(paths=[logs], dmesg=[str(tmp_path / "dmesg.txt")], tz=UTC))
+    d = with_dmesg(REAL_OOM / "logs", tmp_path / "dmesg.txt")
     assert first(d) == (1, Cause.HOST_OOM)
     f = d.verdict.first_death
     assert f is not None and f.time is not None and f.phase.value == "training"
@@ -563,24 +563,19 @@ def test_a_rank_that_raised_before_the_cancel_is_not_hidden_by_it(tmp_path: Path
 
 def test_the_tail_of_a_labelled_mpich_job_still_names_its_rank(tmp_path: Path) -> None:
     """A paste of a job's last lines: Hydra's unlabelled BAD TERMINATION banner is a third of them."""
-    real = Path(__file__).parents[1] / "benchmarks/accuracy/real/mpich-segfault-rank1-label-faulthandler-hf"
+    real = REPO / "benchmarks/accuracy/real/mpich-segfault-rank1-label-faulthandler-hf"
     tail = (real / "logs/console.log").read_text().splitlines(keepends=True)[-25:]
     assert sum(line.startswith("[1] ") for line in tail) < 0.6 * len(tail)
     d = run(tmp_path, {"console.log": "".join(tail)})
     assert first(d) == (1, Cause.SEGFAULT)
 
 
-def test_an_oom_kill_at_a_cgroups_limit_says_so_and_a_host_wide_one_does_not(tmp_path: Path) -> None:
-    from datetime import UTC
-
-    from rankautopsy.pipeline import Options, diagnose
-
-    capped = diagnose(Options(paths=[str(REAL_OOM / "logs")], dmesg=[str(REAL_OOM / "dmesg.txt")], tz=UTC))
-    f = capped.verdict.first_death
+def test_an_oom_kill_at_a_cgroups_limit_says_so_and_a_host_wide_one_does_not() -> None:
+    f = with_dmesg(REAL_OOM / "logs", REAL_OOM / "dmesg.txt").verdict.first_death
     assert f is not None and f.cause is Cause.HOST_OOM
     assert "limit of its memory cgroup /ra-oom-4194 was reached" in f.detail
-    host_wide = Path(__file__).parents[1] / "fixtures/torchrun-sigkill-oom-rank1"
-    d = diagnose(Options(paths=[str(host_wide / "logs")], dmesg=[str(host_wide / "dmesg.txt")], tz=UTC))
+    host_wide = REPO / "fixtures/torchrun-sigkill-oom-rank1"
+    d = with_dmesg(host_wide / "logs", host_wide / "dmesg.txt")
     assert first(d) == (1, Cause.HOST_OOM) and "cgroup" not in (d.verdict.first_death.detail or "")
 
 
