@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 
 from rankautopsy.model import Cause, Outcome
 from rankautopsy.pipeline import Options, diagnose
+from rankautopsy.rulepacks.loader import load_rules
 from rankautopsy.scan import selection
+from rankautopsy.scan.matcher import compile_rules, facts_of
 from rankautopsy.scan.prefilter import prefilter
 from rankautopsy.sources import read
 from rankautopsy.sources.read import ChunkReader
@@ -191,7 +193,6 @@ def test_a_traceback_window_ends_where_the_traceback_ends(
     """Each caught traceback used to take its 400 following lines, until the selection was full and the
     last, fatal traceback was read without its exception line; and past the budget it must still be read
     to its exception line."""
-    from rankautopsy.scan import selection
 
     monkeypatch.setattr(selection, "MAX_SELECTED", budget)
     monkeypatch.setattr(read, "CHUNK", 64 * 1024)
@@ -239,6 +240,66 @@ def test_repeats_counted_without_a_full_parse_give_the_full_parses_diagnosis(
     full = diagnose(Options(paths=[str(tmp_path)], tz=UTC, jobs=1))
     assert fast == full
     assert any(int(e.facts.get("repeats", 0)) > 100 for e in fast.events)
+
+
+def test_lines_differing_only_in_0x_numbers_are_read_once_unless_a_rule_captured_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A communicator's address and id change on every `Init COMPLETE` line: such lines are parsed once
+    per shape, and counted as the full parse counts them. A host name holding `0x1f` is captured by the
+    identity rule: lines of three such hosts stay three repeats, never one."""
+    lines: list[str] = []
+    for i in range(6_000):
+        gpu = i % 2
+        lines += [
+            f"2026-11-30 03:00:{i % 60:02d},000 INFO [train.py:212] step {i} loss 2.5",
+            f"node00:5200{gpu}:5204{gpu} [{gpu}] NCCL INFO comm 0x{0x55D0 + i:x} rank {gpu} nranks 2 cudaDev {gpu}"
+            f" nvmlDev {gpu} busId 1b000 commId 0x{i * 7919:x} - Init COMPLETE",
+            f"gpu0x{i % 3:x}:5200{gpu}:5204{gpu} [{gpu}] NCCL INFO cudaDriverVersion 12040",
+        ]
+    _write(tmp_path, 0, [*lines, *TRACEBACK])
+    parsed = []
+    real = selection._Selection._read_counted
+    monkeypatch.setattr(selection._Selection, "_read_counted", lambda *a: parsed.append(1) or real(*a))
+    fast = diagnose(Options(paths=[str(tmp_path)], tz=UTC, jobs=1))
+    assert 0 < len(parsed) < 1_000  # not once per Init COMPLETE line
+    monkeypatch.setattr(selection._Selection, "_counted", lambda *_: False)
+    full = diagnose(Options(paths=[str(tmp_path)], tz=UTC, jobs=1))
+    assert fast == full
+    counts = [(e.host, int(e.facts["repeats"])) for e in fast.events if "repeats" in e.facts]
+    gpus = [(h, n) for h, n in counts if h and h.startswith("gpu")]
+    assert sorted(h for h, _ in gpus) == sorted(f"gpu0x{i}" for i in range(3) for _ in (0, 1))
+    assert all(n == 1_000 for _, n in gpus)  # each host and GPU: 1 line in 6
+
+
+_COUNTABLE_EXAMPLES = [
+    (rule.id, example.line)
+    for rule in load_rules()
+    if selection._counts_repeats(rule)
+    for example in rule.match_examples
+    if "0x" in example.line
+]
+
+
+@pytest.mark.parametrize(("rule_id", "line"), _COUNTABLE_EXAMPLES)
+@given(numbers=st.lists(st.integers(0, 2**64), min_size=8, max_size=8))
+def test_a_countable_rules_facts_hold_whatever_0x_numbers_a_line_has_where_none_was_captured(
+    rule_id: str, line: str, numbers: list[int]
+) -> None:
+    """What `_counted_keys` takes for granted of every built-in rule whose repeats are counted."""
+    compiled = next(c for c in compile_rules(load_rules()) if c.rule.id == rule_id)
+    m = compiled.trusted.search(line)
+    assert m is not None
+    if not selection._shape_safe(m):
+        return
+    changed = iter(numbers)
+    other = selection._HEX_TEXT.sub(lambda _: f"0x{next(changed):x}", line)
+    assert (n := compiled.trusted.search(other)) is not None
+    assert facts_of(n) == facts_of(m)
+
+
+def test_countable_rules_have_examples_with_0x_numbers() -> None:
+    assert {rule for rule, _ in _COUNTABLE_EXAMPLES} >= {"nccl.init-complete", "pytorch.c10-backtrace-cut-top"}
 
 
 def test_an_assembly_does_not_read_on_past_lines_the_scan_left_unread() -> None:

@@ -47,7 +47,7 @@ from rankautopsy.scan.chunkview import (
     sample,
 )
 from rankautopsy.scan.engine import Ahead, Engine, Match
-from rankautopsy.scan.matcher import AnyPattern, Budget, CompiledRule, Hit, facts_of
+from rankautopsy.scan.matcher import AnyMatch, AnyPattern, Budget, CompiledRule, Hit, facts_of
 from rankautopsy.sources.clocks import ClockContext
 from rankautopsy.sources.discover import Source
 from rankautopsy.sources.lines import SNIFF_LINES, Channel, Line, LineParser, Stream, build_stream
@@ -243,6 +243,11 @@ _RepeatKey = tuple[int, Channel, tuple[tuple[str, str], ...]]
 _TracebackKey = tuple[int, Channel, str | None, int | None, tuple[tuple[str, str], ...], str]
 COUNTED_LINE_BYTES = 1024  # lines remembered by `_read_counted`: short ones,
 COUNTED_LINES = 4096  # and this many at a time
+# A counted line's shape: its `0x` numbers blanked (NCCL gives each communicator an address and an id),
+# marked with a line feed, which no line holds, so that a shape never equals a line
+_HEX = recache.compile(rb"0x[0-9a-fA-F]+")
+_HEX_TEXT = recache.compile(r"0x[0-9a-fA-F]+")
+_SHAPE = b"\n"
 
 
 @record
@@ -511,17 +516,13 @@ class _Selection:
         communicator and rank): counted on the first without a full parse (no time, no Line). False
         where any of its rules still wants it kept, so that the result is the one the full parse gives
         (a timestamped line marks its channel as the parse does)."""
-        read = self._read_counted(view.raw(start))
+        read = self._counted_keys(view.raw(start), rules)
         if read is None:
             return False
-        channel, text, by_rule = read
+        by_rule = read[2]
         counts = []
         for index in rules:
-            if index in by_rule:
-                known = by_rule[index]
-            else:
-                m = self._trusted(index).search(text)  # a countable rule is a built-in one
-                known = by_rule[index] = None if m is None else _repeat_key(index, channel, facts_of(m))
+            known = by_rule[index]
             if known is None:
                 continue
             if not isinstance(known, _Seen):
@@ -533,6 +534,32 @@ class _Selection:
         for seen in counts:
             seen.seen += 1  # as `_repeated` counts a context line
         return bool(counts)
+
+    def _counted_keys(self, raw: bytes, rules: set[int]) -> _CountedLine | None:
+        """`_read_counted` with the repeat key of each of `rules` worked out. A line that differs from one
+        read before only in its `0x` numbers (a communicator's address, its id) gets that line's answer,
+        where that line's rules captured none of them (`_shape_safe`), nor did its prefixes hold one."""
+        line = self.counted_lines.get(raw)
+        shape = None
+        if line is None and b"0x" in raw and len(raw) <= COUNTED_LINE_BYTES and not self.engine.taught:
+            shape = _SHAPE + _HEX.sub(b"0x", raw)
+            if (shaped := self.counted_lines.get(shape)) is not None and rules <= shaped[2].keys():
+                return shaped
+        if line is None and (line := self._read_counted(raw)) is None:
+            return None
+        channel, text, by_rule = line
+        hexed = shape is not None or b"0x" in raw
+        safe = shape is not None and raw.endswith(said := text.encode()) and b"0x" not in raw[: len(raw) - len(said)]
+        for index in rules - by_rule.keys():
+            m = self._trusted(index).search(text)  # a countable rule is a built-in one
+            by_rule[index] = None if m is None else _repeat_key(index, channel, facts_of(m))
+            if m is not None and hexed and not _shape_safe(m):
+                safe = False
+                if shape is None:  # a line whose shape may be remembered: no longer
+                    self.counted_lines.pop(_SHAPE + _HEX.sub(b"0x", raw), None)
+        if safe and shape is not None and line is self.counted_lines.get(raw):
+            self.counted_lines[shape] = line
+        return line
 
     def _trusted(self, index: int) -> AnyPattern:
         if (pattern := self.trusted.get(index)) is None:
@@ -1128,6 +1155,14 @@ def alike(message: str) -> str:
     """An exception's message with its numbers blanked: caught exceptions that differ only in a count, an
     index or a size (`image file is truncated (3500 bytes not processed)`) repeat one another."""
     return _NUMBER.sub("#", message)
+
+
+def _shape_safe(match: AnyMatch) -> bool:
+    """Whether a match's groups captured no part of a `0x` number of its line: another line with other
+    such numbers, the same otherwise, gives the same facts (`_counted_keys`)."""
+    groups = [match.span(g) for g in range(1, match.re.groups + 1)]
+    numbers = [m.span() for m in _HEX_TEXT.finditer(match.string)]
+    return not any(start < hi and lo < end for lo, hi in numbers for start, end in groups)
 
 
 def _repeat_key(index: int, channel: Channel, facts: dict[str, str]) -> _RepeatKey:
