@@ -540,6 +540,8 @@ class _Selection:
         read before only in its `0x` numbers (a communicator's address, its id) gets that line's answer,
         where that line's rules captured none of them (`_shape_safe`), nor did its prefixes hold one."""
         line = self.counted_lines.get(raw)
+        if line is not None and rules <= line[2].keys():
+            return line
         shape = None
         if line is None and b"0x" in raw and len(raw) <= COUNTED_LINE_BYTES and not self.engine.taught:
             shape = _SHAPE + _HEX.sub(b"0x", raw)
