@@ -243,11 +243,8 @@ _RepeatKey = tuple[int, Channel, tuple[tuple[str, str], ...]]
 _TracebackKey = tuple[int, Channel, str | None, int | None, tuple[tuple[str, str], ...], str]
 COUNTED_LINE_BYTES = 1024  # lines remembered by `_read_counted`: short ones,
 COUNTED_LINES = 4096  # and this many at a time
-# A counted line's shape: its `0x` numbers blanked (NCCL gives each communicator an address and an id),
-# marked with a line feed, which no line holds, so that a shape never equals a line
-_HEX = recache.compile(rb"0x[0-9a-fA-F]+")
+_HEX = recache.compile(rb"0x[0-9a-fA-F]+")  # what `_shape` blanks, and `_shape_safe` looks for
 _HEX_TEXT = recache.compile(r"0x[0-9a-fA-F]+")
-_SHAPE = b"\n"
 
 
 @record
@@ -542,15 +539,14 @@ class _Selection:
         line = self.counted_lines.get(raw)
         if line is not None and rules <= line[2].keys():
             return line
-        shape = None
-        if line is None and b"0x" in raw and len(raw) <= COUNTED_LINE_BYTES and not self.engine.taught:
-            shape = _SHAPE + _HEX.sub(b"0x", raw)
+        hexed, shape = b"0x" in raw, None
+        if line is None and hexed and len(raw) <= COUNTED_LINE_BYTES and not self.engine.taught:
+            shape = _shape(raw)
             if (shaped := self.counted_lines.get(shape)) is not None and rules <= shaped[2].keys():
                 return shaped
         if line is None and (line := self._read_counted(raw)) is None:
             return None
         channel, text, by_rule = line
-        hexed = shape is not None or b"0x" in raw
         safe = shape is not None and raw.endswith(said := text.encode()) and b"0x" not in raw[: len(raw) - len(said)]
         for index in rules - by_rule.keys():
             m = self._trusted(index).search(text)  # a countable rule is a built-in one
@@ -558,7 +554,7 @@ class _Selection:
             if m is not None and hexed and not _shape_safe(m):
                 safe = False
                 if shape is None:  # a line whose shape may be remembered: no longer
-                    self.counted_lines.pop(_SHAPE + _HEX.sub(b"0x", raw), None)
+                    self.counted_lines.pop(_shape(raw), None)
         if safe and shape is not None and line is self.counted_lines.get(raw):
             self.counted_lines[shape] = line
         return line
@@ -1157,6 +1153,12 @@ def alike(message: str) -> str:
     """An exception's message with its numbers blanked: caught exceptions that differ only in a count, an
     index or a size (`image file is truncated (3500 bytes not processed)`) repeat one another."""
     return _NUMBER.sub("#", message)
+
+
+def _shape(raw: bytes) -> bytes:
+    """A counted line's shape: its `0x` numbers blanked (NCCL gives each communicator an address and an id),
+    marked with a line feed, which no line holds, so that a shape never equals a line."""
+    return b"\n" + _HEX.sub(b"0x", raw)
 
 
 def _shape_safe(match: AnyMatch) -> bool:
