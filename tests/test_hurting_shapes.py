@@ -258,11 +258,14 @@ def test_lines_differing_only_in_0x_numbers_are_read_once_unless_a_rule_captured
             f"gpu0x{i % 3:x}:5200{gpu}:5204{gpu} [{gpu}] NCCL INFO cudaDriverVersion 12040",
         ]
     _write(tmp_path, 0, [*lines, *TRACEBACK])
-    parsed = []
+    parsed, keyed = [], []
     real = selection._Selection._read_counted
     monkeypatch.setattr(selection._Selection, "_read_counted", lambda *a: parsed.append(1) or real(*a))
+    real_keys = selection._Selection._counted_keys
+    monkeypatch.setattr(selection._Selection, "_counted_keys", lambda *a: keyed.append(1) or real_keys(*a))
     fast = diagnose(Options(paths=[str(tmp_path)], tz=UTC, jobs=1))
     assert 0 < len(parsed) < 1_000  # not once per Init COMPLETE line
+    assert 0 < len(keyed) < 1_000  # once tallied, a line alike is counted without its rules' keys
     monkeypatch.setattr(selection._Selection, "_counted", lambda *_: False)
     full = diagnose(Options(paths=[str(tmp_path)], tz=UTC, jobs=1))
     assert fast == full

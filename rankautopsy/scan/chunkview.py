@@ -90,14 +90,21 @@ class View:
         out: dict[int, set[int]] = {}
         end = -1
         rules: set[int] = set()
-        buf, context, last, ends = self.buf, self.context, self.end, self._ends
+        context, last, ends = self.context, self.end, self._ends
+        rfind, find = self.buf.rfind, self.buf.find
         for pos, rule in sorted(matches):  # in order, a line's bounds are looked for once (a line of a
             at = base + pos  # million `\r` pieces holds a million matches)
-            if at >= end:  # `line_start` and `line_end` written out: a call each costs more at 1M lines
-                start = max(context, buf.rfind(b"\n", context, max(at + 1, context)) + 1)
-                end = buf.find(b"\n", start, last)
-                end = ends[start] = last if end < 0 else end
-                rules = out.setdefault(start, set())
+            if at < end:
+                rules.add(rule)
+                continue
+            # `line_start` and `line_end` written out: a call each costs more at 1M lines
+            start = rfind(b"\n", context, at + 1) + 1 if at >= context else context
+            start = start if start > context else context
+            end = find(b"\n", start, last)
+            if end < 0:
+                end = last
+            ends[start] = end
+            rules = out.setdefault(start, set())
             rules.add(rule)
         return out
 

@@ -326,6 +326,7 @@ class _Selection:
     rules: dict[int, CompiledRule] = field(init=False)
     countable: frozenset[int] = field(init=False)  # rules whose repeats are counted, not kept (`_counts_repeats`)
     opening_rules: frozenset[int] = field(init=False)  # rules tried on the opening line alone (`Rule.at_start`)
+    untaught: bool = field(init=False)  # no user's prefix: lines may be remembered (`_read_counted`)
     budget: Budget = field(default_factory=Budget)
     lines: dict[int, list[Line]] = field(default_factory=dict)
     found: dict[int, dict[tuple[int, int], dict[str, str]]] = field(default_factory=dict)  # line -> hits
@@ -350,6 +351,8 @@ class _Selection:
         default_factory=dict
     )  # repeatable hits: where the first is, how many were seen, where the latest kept one is
     counted_lines: dict[bytes, _CountedLine] = field(default_factory=dict)  # `_read_counted`
+    # a counted line's rules and the repeats they count, by the key of its `counted_lines` entry (`_counted`)
+    tallies: dict[bytes, tuple[frozenset[int], tuple[_Seen, ...]]] = field(default_factory=dict)
     trusted: dict[int, AnyPattern] = field(default_factory=dict)  # `_counted`'s patterns, looked up once
     traceback_repeats: dict[_TracebackKey, _Repeats] = field(default_factory=dict)  # `_thin_tracebacks`
     distinct: dict[tuple[Channel, str | None, int | None], int] = field(default_factory=dict)  # ... per channel
@@ -365,6 +368,7 @@ class _Selection:
         self.kind = self.source.kind
         self.rules = self.engine.by_index
         self.countable = _countable(self.engine)
+        self.untaught = not self.engine.taught
         self.opening_rules = self.engine.opening_rules(self.kind) if self.source.opens else frozenset()
 
     def _messages(self, view: View, pos: int) -> Iterator[tuple[int, str | None]]:
@@ -474,7 +478,7 @@ class _Selection:
         countable = self.countable
         for start in sorted(candidates):
             rules = candidates[start]
-            if start >= past and rules <= countable and self._counted(view, start, rules):
+            if start >= past and rules <= countable and self._counted(view.raw(start), rules):
                 continue
             number = view.number(start)
             found = self.found.setdefault(number, {})
@@ -508,12 +512,22 @@ class _Selection:
                 return view.end
         return pos
 
-    def _counted(self, view: View, start: int, rules: set[int]) -> bool:
+    def _counted(self, raw: bytes, rules: set[int]) -> bool:
         """A line only repeating context lines already kept REPEATS times (NCCL's identity lines, once per
         communicator and rank): counted on the first without a full parse (no time, no Line). False
         where any of its rules still wants it kept, so that the result is the one the full parse gives
-        (a timestamped line marks its channel as the parse does)."""
-        read = self._counted_keys(view.raw(start), rules)
+        (a timestamped line marks its channel as the parse does). A line whose rules all count is
+        tallied: the next one alike is counted at once (`tallies`)."""
+        key = raw
+        tally = self.tallies.get(raw)
+        if tally is None and raw not in self.counted_lines and self._shapeable(raw):
+            key = _shape(raw)
+            tally = self.tallies.get(key)
+        if tally is not None and tally[0] == rules:
+            for repeats in tally[1]:
+                repeats.seen += 1
+            return True
+        read = self._counted_keys(raw, rules)
         if read is None:
             return False
         by_rule = read[2]
@@ -530,7 +544,13 @@ class _Selection:
             counts.append(known)
         for seen in counts:
             seen.seen += 1  # as `_repeated` counts a context line
+        if counts and self.counted_lines.get(key) is read:
+            self.tallies[key] = (frozenset(rules), tuple(counts))
         return bool(counts)
+
+    def _shapeable(self, raw: bytes) -> bool:
+        """Whether a line not remembered itself may be answered by its shape's line (`_counted_keys`)."""
+        return b"0x" in raw and len(raw) <= COUNTED_LINE_BYTES and self.untaught
 
     def _counted_keys(self, raw: bytes, rules: set[int]) -> _CountedLine | None:
         """`_read_counted` with the repeat key of each of `rules` worked out. A line that differs from one
@@ -540,7 +560,7 @@ class _Selection:
         if line is not None and rules <= line[2].keys():
             return line
         hexed, shape = b"0x" in raw, None
-        if line is None and hexed and len(raw) <= COUNTED_LINE_BYTES and not self.engine.taught:
+        if line is None and self._shapeable(raw):
             shape = _shape(raw)
             if (shaped := self.counted_lines.get(shape)) is not None and rules <= shaped[2].keys():
                 return shaped
@@ -555,6 +575,7 @@ class _Selection:
                 safe = False
                 if shape is None:  # a line whose shape may be remembered: no longer
                     self.counted_lines.pop(_shape(raw), None)
+                    self.tallies.pop(_shape(raw), None)
         if safe and shape is not None and line is self.counted_lines.get(raw):
             self.counted_lines[shape] = line
         return line
@@ -575,9 +596,10 @@ class _Selection:
         if read is None:
             return None
         line: _CountedLine = (*read, {})
-        if len(raw) <= COUNTED_LINE_BYTES and not self.engine.taught:
+        if len(raw) <= COUNTED_LINE_BYTES and self.untaught:
             if len(self.counted_lines) >= COUNTED_LINES:
                 self.counted_lines.clear()
+                self.tallies.clear()
             self.counted_lines[raw] = line
         return line
 
