@@ -339,6 +339,7 @@ class _Report:
         e = run[0]
         at = clock(None if e.time is None else e.time.earliest, self.with_date)
         at = f"{_time_mark(e) or ' '}{at}" if marks else at
+        at = _pad(at, len(clock(datetime(2000, 1, 1, tzinfo=UTC), self.with_date)) + marks)  # `?`: no time
         label = CAUSE_LABELS[e.cause][1] if e.role in (Role.CAUSE, Role.SYMPTOM) else rule_title(self.d, e)
         style = "bold red" if culprit else ""
         message = _message(self.d, e)
