@@ -162,7 +162,7 @@ def _conclude(collected: Collected, options: Options, rules: list[CompiledRule])
     year = collected.year if collected.year is not None else datetime.now(UTC).year
     streams = [p.stream for p in parts if p.stream is not None]
     tl = build_timeline(streams, [p.events for p in parts], ClockContext(tz=options.tz, year=year))
-    tl.notes.extend(note for p in parts for note in p.notes)
+    tl.notes.extend(n for p in parts for n in p.notes if p.input.path not in tl.twinned or n != _untimed(p.input.path))
     findings = decide(tl, options.skew)
     verdict = Verdict(
         outcome=findings.outcome,
@@ -307,11 +307,17 @@ def _kernel_notes(stream: Stream, ctx: ClockContext) -> list[str]:
     if stream.kind is not StreamKind.KERNEL or ctx.boot_time is not None:
         return []
     if any(m is not None for m in stream.monotonic) and all(t is None for t in stream.times):
-        return [
-            f"{stream.source.display} has only seconds since boot: its events are joined to ranks by pid but "
-            "not placed in time; pass --boot-time (from `uptime -s` on that host) or `dmesg -T` output"
-        ]
+        return [_untimed(stream.source.display)]
     return []
+
+
+def _untimed(display: str) -> str:
+    """The note on a kernel log with only seconds since boot (dropped where a `dmesg -T` input gave every
+    one of its events a time: `Timeline.twinned`)."""
+    return (
+        f"{display} has only seconds since boot: its events are joined to ranks by pid but "
+        "not placed in time; pass --boot-time (from `uptime -s` on that host) or `dmesg -T` output"
+    )
 
 
 def _thin_progress(events: list[Event]) -> list[Event]:

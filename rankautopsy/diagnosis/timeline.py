@@ -67,13 +67,22 @@ class Timeline:
     quiet: list[int] = field(default_factory=list)  # ranks whose lines were seen, with no event of theirs
     nodes_elsewhere: bool = False  # a line says the job has nodes these logs are not from (`other_nodes`)
     world: int | None = None  # the job's size, where a fact states it
+    twinned: set[str] = field(default_factory=set)  # kernel inputs without wall times whose every event is another's
 
 
 def build_timeline(streams: Sequence[Stream], per_stream: Sequence[list[Event]], ctx: ClockContext) -> Timeline:
     kernel = {s.source.display for s in streams if s.kind is StreamKind.KERNEL}
     hosts = _kernel_hosts(per_stream)
     events = [_kernel_host(e, h, kernel) for h, evs in zip(hosts, per_stream, strict=True) for e in evs]
+    events, pairs = _without_twins(events, kernel)
     tl = Timeline(events, {}, {}, [], ctx=ctx)
+    for (untimed, timed), (paired, whole) in pairs.items():
+        tl.notes.append(
+            f"{untimed}: {paired} kernel line{'s' * (paired > 1)} also in {timed}, which has their wall times:"
+            f" read from {timed}"
+        )
+        if whole:
+            tl.twinned.add(untimed)
     local_to_rank = LocalRanks.learn(streams, events)
     tl.nodes_elsewhere = local_to_rank.nodes_elsewhere
     seen_hosts = len({h for e in tl.events if (h := short_host(e.host)) is not None})
@@ -129,6 +138,44 @@ def _without_copies(events: list[Event]) -> list[Event]:
         where = ", ".join(f"{events[i].where.source}:{events[i].where.line}" for i in found)
         out[kept] = dataclasses.replace(out[kept], facts={**out[kept].facts, _COPIES: where})
     return [e for i, e in enumerate(out) if i not in dropped]
+
+
+def _without_twins(
+    events: list[Event], kernel: set[str]
+) -> tuple[list[Event], dict[tuple[str, str], tuple[int, bool]]]:
+    """`dmesg` and `dmesg -T` of one host, both given: the same kernel lines, in one input with seconds
+    since boot only, in the other with wall times. An untimed event of one kernel input that says what a
+    timed event of another says (rule, text, pid, host: `_said`) is the same line: the timed one stands for
+    it and names it in `copies`. Pairs are made in order, one to one. Also returns, per (untimed input,
+    timed input), how many were paired and whether they were all of the untimed input's events."""
+    timed: dict[tuple[object, ...], list[int]] = {}
+    for i, e in enumerate(events):
+        if e.where.source in kernel and e.time is not None:
+            timed.setdefault(_said(e), []).append(i)
+    copies: dict[int, list[int]] = {}
+    counts: dict[str, int] = {}
+    for i, e in enumerate(events):
+        if e.where.source not in kernel or e.time is not None:
+            continue
+        counts[e.where.source] = counts.get(e.where.source, 0) + 1
+        same = timed.get(_said(e), [])
+        if (j := next((j for j in same if events[j].where.source != e.where.source), None)) is not None:
+            same.remove(j)
+            copies.setdefault(j, []).append(i)
+    if not copies:
+        return events, {}
+    paired: dict[tuple[str, str], int] = {}
+    for kept, found in copies.items():
+        for i in found:
+            key = (events[i].where.source, events[kept].where.source)
+            paired[key] = paired.get(key, 0) + 1
+    out = list(events)
+    for kept, found in copies.items():
+        where = ", ".join(f"{events[i].where.source}:{events[i].where.line}" for i in found)
+        out[kept] = dataclasses.replace(out[kept], facts={**out[kept].facts, _COPIES: where})
+    dropped = {i for found in copies.values() for i in found}
+    pairs = {key: (n, n == counts[key[0]]) for key, n in paired.items()}
+    return [e for i, e in enumerate(out) if i not in dropped], pairs
 
 
 def _said(e: Event) -> tuple[object, ...]:
