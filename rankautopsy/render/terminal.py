@@ -345,6 +345,8 @@ class _Report:
         message = _message(self.d, e)
         alike = _alike(run)
         more = f"{' ' if message else ''}(and {alike - 1:,} more like it)" if alike > 1 else ""
+        if len(run) > 1 and (exits := _exits(run)):  # what each rank's exit was, not the first one's words
+            message, more = exits, ""
         room = self.width - (2 + cell_len(at) + 2 + column + 2)
         if message and cell_len(f"{label}: {message}") > room:  # a long title leaves the message half the room
             label = clip(label, max(room // 2, 12))
@@ -432,6 +434,26 @@ def _message(d: Diagnosis, e: Event) -> str:
     if any(c.isalpha() for c in text):
         return text
     return _exit_words(e)  # `[1]:` (an entry of a launcher's table) says less than the facts it carries
+
+
+def _exits(run: Sequence[Event]) -> str:
+    """A run of exit reports: `exit code -15 (SIGTERM)`, or per exit, its ranks where the exits differ,
+    the fewest first (`exit code 1: rank 2; -15 (SIGTERM): ranks 0-1, 3`). Empty where they state none."""
+    ranks: dict[str, list[int]] = {}  # by exit code (or signal): one says `(SIGTERM)`, another not
+    words: dict[str, str] = {}
+    for e in run:
+        if said := _exit_words(e):
+            key = e.facts.get("exitcode", "").strip() or said
+            ranks.setdefault(key, []).append(e.rank if e.rank is not None else -1)
+            words[key] = max(words.get(key, ""), said, key=len)
+    if len(ranks) <= 1:
+        return next(iter(words.values()), "")
+    order = sorted(ranks, key=lambda key: len(ranks[key]))  # the odd one first: a clipped row still shows it
+    parts = [
+        f"{words[key] if i == 0 else words[key].removeprefix('exit code ')}: {_ranks_label(ranks[key])}"
+        for i, key in enumerate(order)
+    ]
+    return "; ".join(parts)
 
 
 def _exit_words(e: Event) -> str:
