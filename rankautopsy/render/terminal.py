@@ -442,9 +442,9 @@ def _exits(run: Sequence[Event]) -> str:
     ranks: dict[str, list[int]] = {}  # by exit code (or signal): one says `(SIGTERM)`, another not
     words: dict[str, str] = {}
     for e in run:
-        if said := _exit_words(e):
+        if (said := _exit_words(e)) and e.rank is not None:  # a run's events all have ranks (`_same_run`)
             key = e.facts.get("exitcode", "").strip() or said
-            ranks.setdefault(key, []).append(e.rank if e.rank is not None else -1)
+            ranks.setdefault(key, []).append(e.rank)
             words[key] = max(words.get(key, ""), said, key=len)
     if len(ranks) <= 1:
         return next(iter(words.values()), "")
