@@ -130,6 +130,11 @@ def _without_copies(events: list[Event]) -> list[Event]:
     for i in sorted(own, key=lambda i: (events[i].where.source, events[i].where.line)):
         if same := console.get(_said(events[i])):
             copies.setdefault(same.pop(0), []).append(i)
+    return _folded(events, copies)
+
+
+def _folded(events: list[Event], copies: dict[int, list[int]]) -> list[Event]:
+    """The events without the copies, each kept event naming its copies' lines in `copies`."""
     if not copies:
         return events
     dropped = {i for found in copies.values() for i in found}
@@ -154,6 +159,7 @@ def _without_twins(
             timed.setdefault(_said(e), []).append(i)
     copies: dict[int, list[int]] = {}
     counts: dict[str, int] = {}
+    paired: dict[tuple[str, str], int] = {}
     for i, e in enumerate(events):
         if e.where.source not in kernel or e.time is not None:
             continue
@@ -162,20 +168,10 @@ def _without_twins(
         if (j := next((j for j in same if events[j].where.source != e.where.source), None)) is not None:
             same.remove(j)
             copies.setdefault(j, []).append(i)
-    if not copies:
-        return events, {}
-    paired: dict[tuple[str, str], int] = {}
-    for kept, found in copies.items():
-        for i in found:
-            key = (events[i].where.source, events[kept].where.source)
+            key = (e.where.source, events[j].where.source)
             paired[key] = paired.get(key, 0) + 1
-    out = list(events)
-    for kept, found in copies.items():
-        where = ", ".join(f"{events[i].where.source}:{events[i].where.line}" for i in found)
-        out[kept] = dataclasses.replace(out[kept], facts={**out[kept].facts, _COPIES: where})
-    dropped = {i for found in copies.values() for i in found}
     pairs = {key: (n, n == counts[key[0]]) for key, n in paired.items()}
-    return [e for i, e in enumerate(out) if i not in dropped], pairs
+    return _folded(events, copies), pairs
 
 
 def _said(e: Event) -> tuple[object, ...]:
