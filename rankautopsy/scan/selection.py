@@ -527,7 +527,7 @@ class _Selection:
             for repeats in tally[1]:
                 repeats.seen += 1
             return True
-        read = self._counted_keys(raw, rules)
+        read = self._counted_keys(raw, rules, None if key is raw else key)
         if read is None:
             return False
         by_rule = read[2]
@@ -552,18 +552,17 @@ class _Selection:
         """Whether a line not remembered itself may be answered by its shape's line (`_counted_keys`)."""
         return b"0x" in raw and len(raw) <= COUNTED_LINE_BYTES and self.untaught
 
-    def _counted_keys(self, raw: bytes, rules: set[int]) -> _CountedLine | None:
+    def _counted_keys(self, raw: bytes, rules: set[int], shape: bytes | None) -> _CountedLine | None:
         """`_read_counted` with the repeat key of each of `rules` worked out. A line that differs from one
         read before only in its `0x` numbers (a communicator's address, its id) gets that line's answer,
-        where that line's rules captured none of them (`_shape_safe`), nor did its prefixes hold one."""
+        where that line's rules captured none of them (`_shape_safe`), nor did its prefixes hold one.
+        `shape` is the line's `_shape` where it is not remembered itself and may be answered so (`_counted`)."""
         line = self.counted_lines.get(raw)
         if line is not None and rules <= line[2].keys():
             return line
-        hexed, shape = b"0x" in raw, None
-        if line is None and self._shapeable(raw):
-            shape = _shape(raw)
-            if (shaped := self.counted_lines.get(shape)) is not None and rules <= shaped[2].keys():
-                return shaped
+        hexed = b"0x" in raw
+        if shape is not None and (shaped := self.counted_lines.get(shape)) is not None and rules <= shaped[2].keys():
+            return shaped
         if line is None and (line := self._read_counted(raw)) is None:
             return None
         channel, text, by_rule = line
@@ -574,8 +573,9 @@ class _Selection:
             if m is not None and hexed and not _shape_safe(m):
                 safe = False
                 if shape is None:  # a line whose shape may be remembered: no longer
-                    self.counted_lines.pop(_shape(raw), None)
-                    self.tallies.pop(_shape(raw), None)
+                    unsafe = _shape(raw)
+                    self.counted_lines.pop(unsafe, None)
+                    self.tallies.pop(unsafe, None)
         if safe and shape is not None and line is self.counted_lines.get(raw):
             self.counted_lines[shape] = line
         return line
