@@ -325,7 +325,7 @@ class _Report:
         shown = [item for item in items if not isinstance(item, Elided)]
         column = max(cell_len(_ranks_text(run, self.width // RANK_SHARE)) for run in shown)
         marked = {_time_mark(run[0]) for run in shown} - {""}
-        stamp = len(clock(datetime(2000, 1, 1, tzinfo=UTC), self.with_date)) + bool(marked)
+        stamp = self._stamp_width(bool(marked))
         for item in items:
             if isinstance(item, Elided):
                 self.row(("  ", ""), (_pad("…", stamp + 2 + column + 2), "dim"), (f"{item.count:,} more", "dim"))
@@ -335,11 +335,15 @@ class _Report:
             legend = [text for mark, text in _TIME_MARKS.items() if mark in marked]
             self.row(("  ", ""), ("; ".join(legend), "dim"))
 
+    def _stamp_width(self, marks: bool) -> int:
+        """The timeline's time column: a stamp, and its mark where any row has one."""
+        return len(clock(datetime(2000, 1, 1, tzinfo=UTC), self.with_date)) + marks
+
     def timeline_row(self, run: Sequence[Event], culprit: bool, column: int, marks: bool = False) -> None:
         e = run[0]
         at = clock(None if e.time is None else e.time.earliest, self.with_date)
         at = f"{_time_mark(e) or ' '}{at}" if marks else at
-        at = _pad(at, len(clock(datetime(2000, 1, 1, tzinfo=UTC), self.with_date)) + marks)  # `?`: no time
+        at = _pad(at, self._stamp_width(marks))  # `?`: no time
         label = CAUSE_LABELS[e.cause][1] if e.role in (Role.CAUSE, Role.SYMPTOM) else rule_title(self.d, e)
         style = "bold red" if culprit else ""
         message = _message(self.d, e)
