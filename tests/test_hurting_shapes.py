@@ -90,6 +90,41 @@ def test_the_split_gap_selects_the_same_lines(line: str) -> None:
     assert (regex.search(split, data) is None) is (regex.search(joined, data) is None)
 
 
+def test_a_prefilter_starts_at_its_longest_literal() -> None:
+    """`] NCCL INFO ` is on most lines of an NCCL_DEBUG=INFO log; `- Init COMPLETE` only on the line sought."""
+    init = r"\] NCCL INFO (?:\w+ )?comm 0x[0-9a-f]+ rank (?P<r>[0-9]+) nranks [0-9]+ - Init COMPLETE"
+    assert prefilter(init) == b"\\x20\\x2d\\x20Init\\x20COMPLETE"
+    assert prefilter(r"abc [0-9]+ def") == b"abc\\x20[0-9]+\\x20def"  # equal runs: the first
+    assert prefilter(r"[0-9]+ ab [0-9]+ abcd") == b"\\x20abcd"
+
+
+_PARTS = st.sampled_from(
+    [
+        ("ab", ["ab"]),
+        ("abcd", ["abcd"]),
+        ("[0-9]+", ["7", "42"]),
+        (" ", [" "]),
+        ("x(?:yz)?", ["x", "xyz"]),
+        (r"\w+", ["q", "ab1"]),
+        ("] NCCL INFO ", ["] NCCL INFO "]),
+    ]
+)
+
+
+@given(parts=st.lists(st.tuples(_PARTS, st.integers(0, 1)), min_size=1, max_size=7), lead=st.text("ab 0", max_size=4))
+def test_a_prefilter_finds_every_line_its_pattern_matches(
+    parts: list[tuple[tuple[str, list[str]], int]], lead: str
+) -> None:
+    import re
+
+    import regex
+
+    pattern = "".join(part for (part, _), _ in parts)
+    line = lead + "".join(examples[pick % len(examples)] for (_, examples), pick in parts)
+    assert re.search(pattern, line) is not None
+    assert regex.search(prefilter(pattern), line.encode() + b"\n") is not None
+
+
 def test_a_large_repeat_bound_is_dropped_from_the_prefilter() -> None:
     assert b"{0,255}" not in prefilter(r'host "(?P<host>[^"\\]{0,255})"')
     assert b"{2,4}" in prefilter(r"x[0-9]{2,4}y")

@@ -6,8 +6,8 @@ at the message, lookarounds). The scanner walks raw bytes in bulk instead, so ea
 dropped, backreferences widened, every class widened to the UTF-8 bytes of the characters it may match,
 `\\n` and `\\r` never matched (a rule sees one `\\r`-separated piece of one line) except by a `$`,
 which becomes the `\\n` or `\\r` that ends the piece. Leading and trailing
-optional parts are trimmed: only the existence of a match on a line is asked. The rule's own regex
-then confirms each candidate line.
+optional parts are trimmed, and what precedes the longest literal: only the existence of a match on a
+line is asked. The rule's own regex then confirms each candidate line.
 """
 
 from __future__ import annotations
@@ -286,17 +286,22 @@ def _trim(seq: Seq) -> Seq:
 
 
 def _from_literal(items: list[Node]) -> list[Node]:
-    """Start at the first run of literal bytes: Hyperscan anchors its search on a literal, and classes in
-    front of it (`:[0-9]+ [[0-9]+] NCCL INFO ...`) make it run its automaton at every frequent byte."""
-    run = 0
+    """Start at the longest run of literal bytes (the first of equals): Hyperscan anchors its search on a
+    literal, and what lies in front of that one makes it run its automaton wherever a frequent part matches:
+    classes (`:[0-9]+ [[0-9]+] NCCL INFO ...`), or a shorter literal that most lines of a chatty log hold
+    (`] NCCL INFO ` before `comm 0x... - Init COMPLETE`: without it, scans of NCCL_DEBUG=INFO logs are 1.6x
+    faster). Dropping the front only widens the prefilter: the rule's own regex confirms each line."""
+    best, best_len, run = -1, _LITERAL_RUN - 1, 0
     for i, item in enumerate(items):
         run = run + _literal_bytes(item) if _literal_bytes(item) else 0
-        if run >= _LITERAL_RUN:
-            first = i
-            while first > 0 and _literal_bytes(items[first - 1]):
-                first -= 1
-            return items[first:]
-    return items
+        if run > best_len:
+            best, best_len = i, run
+    if best < 0:
+        return items
+    first = best
+    while first > 0 and _literal_bytes(items[first - 1]):
+        first -= 1
+    return items[first:]
 
 
 def _literal_bytes(node: Node) -> int:
