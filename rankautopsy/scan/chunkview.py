@@ -94,11 +94,11 @@ class View:
         rfind, find = self.buf.rfind, self.buf.find
         for pos, rule in sorted(matches):  # in order, a line's bounds are looked for once (a line of a
             at = base + pos  # million `\r` pieces holds a million matches)
-            if at < end:
+            if at <= end:  # a match may be reported at its line's `\n` (a prefilter's `$`)
                 rules.add(rule)
                 continue
             # `line_start` and `line_end` written out: a call each costs more at 1M lines
-            start = rfind(b"\n", context, at + 1) + 1 if at >= context else context
+            start = rfind(b"\n", context, at) + 1 if at >= context else context
             start = start if start > context else context
             end = find(b"\n", start, last)
             if end < 0:

@@ -13,7 +13,7 @@ Four engines give the same answer (a test runs each on every fixture):
 `RANKAUTOPSY_ENGINE=hyperscan` (or `re2`, `regex`, `re`) forces one. A rule without a byte-level
 prefilter (a pattern the stdlib parser cannot read) is matched by its own regex over the decoded
 chunk, in every engine. A match is reported as `(offset, rule index)`, the offset of a byte inside the
-line it matched in.
+line it matched in, or of the line feed that ends it (a prefilter's `$`).
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ _DIRTY = recache.compile(DIRTY)
 _NOT_CONTROL = bytes(b for b in range(256) if not (b < 0x20 or b == 0x7F) or b in b"\t\n\r")
 WALK_TAIL = 1024 * 1024  # bytes searched back for the start of an unterminated last line
 AHEAD_PARTS = 2  # threads that search a chunk with RE2 on a spare core
-Match = tuple[int, int]  # (offset of a byte of the matching line, rule index)
+Match = tuple[int, int]  # (offset of a byte of the matching line or of its line feed, rule index)
 Data = memoryview | bytes | bytearray
 
 
@@ -91,10 +91,9 @@ class Engine:
             found, refused = ahead.found, ahead.refused
         else:
             found, refused = self._find(data, bulk, budget)
-        found = [(offset - (data[offset] == 0x0A), index) for offset, index in found]  # `$` ends at the \n
-        found += self._last_line(data, bulk, budget)
-        found += _text_matches(data, [r for r in chosen if r.prefilter is None] + refused, budget)
-        return found
+        more = self._last_line(data, bulk, budget)
+        more += _text_matches(data, [r for r in chosen if r.prefilter is None] + refused, budget)
+        return found + more if more else found
 
     def opening_rules(self, kind: StreamKind) -> frozenset[int]:
         """The kind's rules that match only an input's opening line (`Rule.at_start`): never scanned for.
