@@ -8,8 +8,10 @@ import importlib.util
 import io
 import json
 import os
+import re
 import threading
 import time
+import types
 from datetime import UTC
 from pathlib import Path
 
@@ -24,6 +26,7 @@ from rankautopsy.pipeline import Options, diagnose
 from rankautopsy.render.json import render_json
 from rankautopsy.rulepacks.loader import load_rules
 from rankautopsy.scan import chunkview, parallel, selection
+from rankautopsy.scan import engine as engine_module
 from rankautopsy.scan.engine import SMALL_INPUT, Engine, load_hyperscan, load_re2, make_engine
 from rankautopsy.scan.matcher import Budget, CompiledRule, compile_rules, facts_of
 from rankautopsy.scan.prefilter import CASE_TWINS, Untranslatable, prefilter
@@ -531,6 +534,34 @@ def test_re2_passes_a_prefilter_it_refuses_to_the_rules_own_regex_and_says_nothi
     assert passed_on == [refused]
     assert {index for _, index in found} == {other.index}
     assert capfd.readouterr().err == ""
+
+
+@pytest.mark.skipif(load_re2() is None, reason="google-re2 is not installed here")
+@given(
+    lines=st.lists(st.sampled_from(["", "ab", "x ab c12", "c", "zz c999 ab", "nothing"]), max_size=12),
+    lo=st.integers(0, 20),
+    cut=st.integers(0, 20),
+)
+def test_re2s_first_match_is_the_same_by_its_wrapped_object_and_by_search(lines: list[str], lo: int, cut: int) -> None:
+    """The RE2 engine asks google-re2's wrapped object for each match where it can, else its public
+    `search`: both give every match's span, in order, within the bounds asked."""
+    re2 = load_re2()
+    options = re2.Options()
+    options.encoding = re2.Options.Encoding.LATIN1
+    options.never_capture = True
+    union = re2.compile(b"ab|c[0-9]+", options)
+    public = types.SimpleNamespace(search=union.search)  # what a google-re2 without the wrapped object offers
+    data = "\n".join(lines).encode()
+    end = max(0, len(data) - cut)
+    spans = {}
+    for name, first in (("wrapped", engine_module._first_span(union)), ("public", engine_module._first_span(public))):
+        pos, found = min(lo, end), []
+        while (span := first(data, pos, end)) is not None:
+            found.append(tuple(span))
+            pos = span[1]
+        spans[name] = found
+    expected = [m.span() for m in re.finditer(rb"ab|c[0-9]+", data[:end])]
+    assert spans["wrapped"] == spans["public"] == [s for s in expected if s[0] >= min(lo, end)]
 
 
 def test_many_small_files_or_much_input_get_a_worker_per_core(monkeypatch: pytest.MonkeyPatch) -> None:

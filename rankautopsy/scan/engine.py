@@ -415,7 +415,8 @@ class Re2Engine(Engine):
             union = b"|".join(b"(?:" + (r.prefilter or b"") + b")" for r in kept)
             refused = frozenset(key) - {r.index for r in kept}
             alternation = re2.compile(union, self._options) if kept else None
-            self._compiled[key] = _Re2Rules(alternation, patterns, kept, refused)
+            first = _first_span(alternation) if alternation is not None else _no_span
+            self._compiled[key] = _Re2Rules(alternation, patterns, kept, refused, first)
         return self._compiled[key]
 
     def scan_ahead(self, kind: StreamKind, budget: Budget) -> Callable[[memoryview], Ahead] | None:
@@ -469,15 +470,39 @@ class Re2Engine(Engine):
         refused = [r for r in rules if r.index in compiled.refused]
         if compiled.union is None:
             return [], refused
-        search, which, kept = compiled.union.search, compiled.set.Match, compiled.kept
+        search, which, kept = compiled.first, compiled.set.Match, compiled.kept
         out: list[Match] = []
-        while (m := search(raw, pos, end)) is not None:
-            first = raw.rfind(b"\n", 0, m.start()) + 1
-            stop = raw.find(b"\n", max(first, m.end() - 1), end)
+        while (span := search(raw, pos, end)) is not None:
+            first = raw.rfind(b"\n", 0, span[0]) + 1
+            stop = raw.find(b"\n", max(first, span[1] - 1), end)
             stop = end if stop < 0 else stop + 1  # with its line feed: a prefilter's `$`
             out += [(stop - 1, kept[i].index) for i in which(raw[first:stop]) or ()]  # a byte of the line
             pos = stop
         return out, refused
+
+
+def _no_span(raw: bytes, pos: int, end: int) -> None:
+    return None
+
+
+def _first_span(union: Any) -> Callable[[bytes, int, int], tuple[int, int] | None]:
+    """The span of the alternation's first match in `raw[pos:end]`, by google-re2's wrapped RE2 object
+    where it has one (its `search` builds a generator and a match object around each call: half the
+    time of a line of NCCL INFO found), else by `search`."""
+    inner, anchor = getattr(union, "_regexp", None), getattr(getattr(load_re2(), "_Anchor", None), "UNANCHORED", None)
+    try:
+        usable = inner is not None and anchor is not None and tuple(inner.Match(anchor, b"", 0, 0)[0]) == (-1, -1)
+    except Exception:  # another google-re2 than the one this was written for: its public API
+        usable = False
+    if usable and inner is not None:
+        match = inner.Match
+
+        def wrapped(raw: bytes, pos: int, end: int) -> tuple[int, int] | None:
+            span = match(anchor, raw, pos, end)[0]
+            return None if span[0] < 0 else span
+
+        return wrapped
+    return lambda raw, pos, end: None if (m := union.search(raw, pos, end)) is None else m.span()
 
 
 @record
@@ -486,6 +511,7 @@ class _Re2Rules:
     set: Any  # the same as an RE2 set, run on the lines the alternation finds
     kept: list[CompiledRule]  # in the set's order
     refused: frozenset[int]  # indexes of the rules whose prefilter RE2 cannot compile
+    first: Callable[[bytes, int, int], tuple[int, int] | None]  # `_first_span` of the alternation
 
 
 def make_engine(rules: Sequence[CompiledRule], name: str | None = None, size: int | None = None) -> Engine:
