@@ -414,9 +414,8 @@ class Re2Engine(Engine):
             patterns.Compile()
             union = b"|".join(b"(?:" + (r.prefilter or b"") + b")" for r in kept)
             refused = frozenset(key) - {r.index for r in kept}
-            alternation = re2.compile(union, self._options) if kept else None
-            first = _first_span(alternation) if alternation is not None else _no_span
-            self._compiled[key] = _Re2Rules(alternation, patterns, kept, refused, first)
+            first = _first_span(re2.compile(union, self._options)) if kept else None
+            self._compiled[key] = _Re2Rules(first, patterns, kept, refused)
         return self._compiled[key]
 
     def scan_ahead(self, kind: StreamKind, budget: Budget) -> Callable[[memoryview], Ahead] | None:
@@ -468,7 +467,7 @@ class Re2Engine(Engine):
             return [], []
         compiled = self._rules(rules)
         refused = [r for r in rules if r.index in compiled.refused]
-        if compiled.union is None:
+        if compiled.first is None:
             return [], refused
         search, which, kept = compiled.first, compiled.set.Match, compiled.kept
         out: list[Match] = []
@@ -481,20 +480,12 @@ class Re2Engine(Engine):
         return out, refused
 
 
-def _no_span(raw: bytes, pos: int, end: int) -> None:
-    return None
-
-
 def _first_span(union: Any) -> Callable[[bytes, int, int], tuple[int, int] | None]:
     """The span of the alternation's first match in `raw[pos:end]`, by google-re2's wrapped RE2 object
     where it has one (its `search` builds a generator and a match object around each call: half the
     time of a line of NCCL INFO found), else by `search`."""
     inner, anchor = getattr(union, "_regexp", None), getattr(getattr(load_re2(), "_Anchor", None), "UNANCHORED", None)
-    try:
-        usable = inner is not None and anchor is not None and tuple(inner.Match(anchor, b"", 0, 0)[0]) == (-1, -1)
-    except Exception:  # another google-re2 than the one this was written for: its public API
-        usable = False
-    if usable and inner is not None:
+    if inner is not None and anchor is not None and _answers(inner, anchor):
         match = inner.Match
 
         def wrapped(raw: bytes, pos: int, end: int) -> tuple[int, int] | None:
@@ -505,13 +496,21 @@ def _first_span(union: Any) -> Callable[[bytes, int, int], tuple[int, int] | Non
     return lambda raw, pos, end: None if (m := union.search(raw, pos, end)) is None else m.span()
 
 
+def _answers(inner: Any, anchor: Any) -> bool:
+    """Whether the wrapped object answers as the google-re2 this was written for does (no match: `(-1, -1)`)."""
+    try:
+        return tuple(inner.Match(anchor, b"", 0, 0)[0]) == (-1, -1)
+    except Exception:  # another google-re2: its public API then
+        return False
+
+
 @record
 class _Re2Rules:
-    union: Any  # every kept prefilter as one alternation (None: RE2 refused them all)
+    # the first match of every kept prefilter as one alternation (`_first_span`; None: RE2 refused them all)
+    first: Callable[[bytes, int, int], tuple[int, int] | None] | None
     set: Any  # the same as an RE2 set, run on the lines the alternation finds
     kept: list[CompiledRule]  # in the set's order
     refused: frozenset[int]  # indexes of the rules whose prefilter RE2 cannot compile
-    first: Callable[[bytes, int, int], tuple[int, int] | None]  # `_first_span` of the alternation
 
 
 def make_engine(rules: Sequence[CompiledRule], name: str | None = None, size: int | None = None) -> Engine:
