@@ -266,13 +266,14 @@ def test_repeats_counted_without_a_full_parse_give_the_full_parses_diagnosis(
         if i == size // 8:
             lines += [f"[default1]:{t}" for t in TRACEBACK[:3]] + ["[default1]:OSError: caught and logged"]
     _write(tmp_path, 0, [*lines, *(f"[default1]:{t}" for t in TRACEBACK)])
-    counted = []
-    real = selection._Selection._counted
-    monkeypatch.setattr(selection._Selection, "_counted", lambda *a: counted.append(real(*a)) or counted[-1])
+    taken: list[int] = []  # lines parsed whole (`_take`), per run
+    real = selection._Selection._take
+    monkeypatch.setattr(selection._Selection, "_take", lambda *a, **k: taken.append(a[3]) or real(*a, **k))
     fast = diagnose(Options(paths=[str(tmp_path)], tz=UTC, jobs=1))
-    assert sum(counted) > size // 8 or size < 10_000  # counted from their message alone (read in chunks)
-    monkeypatch.setattr(selection._Selection, "_counted", lambda *_: False)
+    parsed = len(taken)
+    monkeypatch.setattr(selection._Selection, "_counted", lambda *_: False)  # no line counted, none tallied
     full = diagnose(Options(paths=[str(tmp_path)], tz=UTC, jobs=1))
+    assert len(taken) - 2 * parsed > size // 8 or size < 10_000  # counted from their message alone (read in chunks)
     assert fast == full
     assert any(int(e.facts.get("repeats", 0)) > 100 for e in fast.events)
 

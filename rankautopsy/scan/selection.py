@@ -475,11 +475,24 @@ class _Selection:
         repeats is counted without its number (`_counted`)."""
         hit_lines: set[int] = set()
         past = self._past_windows(view) if main else view.end  # else: sampled progress rules, which keep
-        countable = self.countable
+        countable, tallies, remembered, untaught = self.countable, self.tallies, self.counted_lines, self.untaught
         for start in sorted(candidates):
             rules = candidates[start]
-            if start >= past and rules <= countable and self._counted(view.raw(start), rules):
-                continue
+            if start >= past and rules <= countable:
+                raw = view.raw(start)
+                # `_counted`'s quick answer written out (NCCL repeats its lines by the million): the line's
+                # tally, or its shape's where it is not remembered itself and may be answered so (`_counted_keys`)
+                key, tally = raw, tallies.get(raw)
+                shapeable = untaught and b"0x" in raw and len(raw) <= COUNTED_LINE_BYTES
+                if tally is None and shapeable and raw not in remembered:
+                    key = _shape(raw)
+                    tally = tallies.get(key)
+                if tally is not None and tally[0] == rules:
+                    for repeats in tally[1]:
+                        repeats.seen += 1
+                    continue
+                if self._counted(raw, rules, key):
+                    continue
             number = view.number(start)
             found = self.found.setdefault(number, {})
             fresh = number not in self.lines
@@ -512,21 +525,12 @@ class _Selection:
                 return view.end
         return pos
 
-    def _counted(self, raw: bytes, rules: set[int]) -> bool:
+    def _counted(self, raw: bytes, rules: set[int], key: bytes) -> bool:
         """A line only repeating context lines already kept REPEATS times (NCCL's identity lines, once per
-        communicator and rank): counted on the first without a full parse (no time, no Line). False
-        where any of its rules still wants it kept, so that the result is the one the full parse gives
-        (a timestamped line marks its channel as the parse does). A line whose rules all count is
-        tallied: the next one alike is counted at once (`tallies`)."""
-        key = raw
-        tally = self.tallies.get(raw)
-        if tally is None and raw not in self.counted_lines and self._shapeable(raw):
-            key = _shape(raw)
-            tally = self.tallies.get(key)
-        if tally is not None and tally[0] == rules:
-            for repeats in tally[1]:
-                repeats.seen += 1
-            return True
+        communicator and rank), with no tally yet: counted on the first without a full parse (no time, no
+        Line). False where any of its rules still wants it kept, so that the result is the one the full
+        parse gives (a timestamped line marks its channel as the parse does). A line whose rules all count
+        is tallied under `key` (itself, or its shape: `_confirm`): the next one alike is counted at once."""
         read = self._counted_keys(raw, rules, None if key is raw else key)
         if read is None:
             return False
@@ -548,15 +552,11 @@ class _Selection:
             self.tallies[key] = (frozenset(rules), tuple(counts))
         return bool(counts)
 
-    def _shapeable(self, raw: bytes) -> bool:
-        """Whether a line not remembered itself may be answered by its shape's line (`_counted_keys`)."""
-        return b"0x" in raw and len(raw) <= COUNTED_LINE_BYTES and self.untaught
-
     def _counted_keys(self, raw: bytes, rules: set[int], shape: bytes | None) -> _CountedLine | None:
         """`_read_counted` with the repeat key of each of `rules` worked out. A line that differs from one
         read before only in its `0x` numbers (a communicator's address, its id) gets that line's answer,
         where that line's rules captured none of them (`_shape_safe`), nor did its prefixes hold one.
-        `shape` is the line's `_shape` where it is not remembered itself and may be answered so (`_counted`)."""
+        `shape` is the line's `_shape` where it is not remembered itself and may be answered so (`_confirm`)."""
         line = self.counted_lines.get(raw)
         if line is not None and rules <= line[2].keys():
             return line
