@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rankautopsy.model import Cause, Diagnosis, Fate, Outcome, Phase
+from rankautopsy.model import Cause, Confidence, Diagnosis, Fate, Outcome, Phase
 from rankautopsy.pipeline import Options, diagnose
 from rankautopsy.sources.lines import LineParser
 from rankautopsy.sources.ranks import content_rank, content_rank_shapes, default_pg_rank
@@ -563,6 +563,26 @@ def _deepspeed_console(code: int) -> str:
 def test_the_launchers_unranked_crash_signal_is_the_eliminated_ranks_death(tmp_path: Path) -> None:
     assert first(run(tmp_path / "segv", {"console.log": _deepspeed_console(-11)})) == (2, Cause.SEGFAULT)
     assert first(run(tmp_path / "kill", {"console.log": _deepspeed_console(-9)})) == (2, Cause.SILENT_EXIT)
+
+
+def test_the_launchers_crash_signal_with_no_rank_to_give_it_to_is_a_cause_without_a_rank(tmp_path: Path) -> None:
+    """The launcher's kill trail and its return code alone (a paste of the launcher's last lines): a rank
+    aborted, which one the line cannot say (its command is the last-spawned rank's). A kill is no such
+    cause: the launcher may have sent it."""
+    trail = "".join(
+        f"[2024-06-11 08:32:2{i},631] [INFO] [launch.py:319:sigkill_handler] Killing subprocess 54927{i}\n"
+        for i in range(5)
+    )
+    end = (
+        "[2024-06-11 08:32:25,643] [ERROR] [launch.py:325:sigkill_handler] ['/venv/bin/python', '-u', 'train.py', "
+        "'--local_rank=4'] exits with return code = {}\n"
+    )
+    aborted = run(tmp_path / "abrt", {"console.log": trail + end.format(-6)})
+    assert aborted.verdict.first_death is not None
+    assert (aborted.verdict.first_death.rank, aborted.verdict.first_death.cause) == (None, Cause.ABORT)
+    assert aborted.verdict.confidence is Confidence.LOW
+    killed = run(tmp_path / "kill", {"console.log": trail + end.format(-9)})
+    assert killed.verdict.first_death is None
 
 
 def test_a_rank_seen_only_by_its_hydra_label_is_the_one_the_others_lost(tmp_path: Path) -> None:

@@ -189,6 +189,9 @@ def _settle_without_culprit(tl: Timeline, f: Findings) -> None:
         _say_ended_from_outside(f, stop)
         return
     f.cap(Confidence.MEDIUM, "the job failed but no first death could be named from these logs")
+    if not f.unattributed and (report := _unranked_crash_report(tl)) is not None:
+        e = tl.events[report[1]]  # a launcher's return code of a rank it does not name (DeepSpeed's)
+        f.unattributed.append(Unattributed(signal_cause(report[0]), e.where, e.text))
     causes = {u.cause for u in f.unattributed}
     if len(causes) == 1:
         u = f.unattributed[0]
@@ -1400,10 +1403,16 @@ def _unranked_crash(tl: Timeline) -> tuple[Cause, int] | None:
 def _unranked_crash_signal(tl: Timeline) -> int | None:
     """The one crash signal (not a kill, which may be the launcher's) in exit reports and job-level return
     codes tied to no rank, such as the DeepSpeed launcher's `exits with return code = -11`."""
+    report = _unranked_crash_report(tl)
+    return None if report is None else report[0]
+
+
+def _unranked_crash_report(tl: Timeline) -> tuple[int, int] | None:
+    """`_unranked_crash_signal` and the first line that reports it (its event's index)."""
     reports = [*tl.loose_exits, *(i for i, e in enumerate(tl.events) if e.rank is None and Effect.JOB_END in e.effects)]
-    found = {n for i in reports if (n := as_signal(exit_code(tl.events[i].facts))) is not None}
-    crashes = {n for n in found if signal_cause(n) in _CRASH_CAUSES}
-    return crashes.pop() if len(crashes) == 1 and len(found) == 1 else None
+    found = {n: i for i in sorted(reports, reverse=True) if (n := as_signal(exit_code(tl.events[i].facts))) is not None}
+    crashes = [(n, i) for n, i in found.items() if signal_cause(n) in _CRASH_CAUSES]
+    return crashes[0] if len(crashes) == 1 and len(found) == 1 else None
 
 
 def _name_culprit(tl: Timeline, f: Findings, culprit: RankState, cause: Cause, evidence: list[int], how: str) -> None:
