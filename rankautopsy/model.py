@@ -181,6 +181,8 @@ class Event:
 
 # The facts of an event whose line has no stamp and whose time its stamped neighbours give (assemble.py).
 NEIGHBOURS_TIME = frozenset({"time_inferred", "time_open"})
+# The fact of an event read from an input's opening line, cut inside it (an `at_start` rule): lines before are missing.
+OPENS_CUT = "opens_cut"
 
 
 @record(kw_only=True)

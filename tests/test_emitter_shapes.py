@@ -260,8 +260,10 @@ def test_py_spy_dumps_of_every_rank_name_the_one_not_in_the_collective(tmp_path:
 
 def test_an_excerpt_that_starts_at_an_exception_line_is_that_ranks_exception(tmp_path: Path) -> None:
     rank3 = '[rank3]: Traceback (most recent call last):\n[rank3]:   File "/app/launcher.py", line 23, in <module>\n'
-    d = run(tmp_path, {"paste.log": "[rank2]: RuntimeError: synNodeCreateWithId failed for node: batch_gemm\n" + rank3})
-    assert first(d) == (2, Cause.PYTHON_EXCEPTION)
+    opening = "[rank2]: RuntimeError: synNodeCreateWithId failed for node: batch_gemm\n"
+    assert first(run(tmp_path / "alone", {"paste.log": opening})) == (2, Cause.PYTHON_EXCEPTION)
+    d = run(tmp_path, {"paste.log": opening + rank3})  # rank 3 raised too: before the cut, who knows
+    assert first(d) == (None, Cause.PYTHON_EXCEPTION) and d.verdict.outcome is Outcome.UNDETERMINED
     waited = (
         "[rank2]: torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, remote process "
         "exited or there was a network error, NCCL version 2.19.3\n"
@@ -583,6 +585,39 @@ def test_the_launchers_crash_signal_with_no_rank_to_give_it_to_is_a_cause_withou
     assert aborted.verdict.confidence is Confidence.LOW
     killed = run(tmp_path / "kill", {"console.log": trail + end.format(-9)})
     assert killed.verdict.first_death is None
+
+
+_OOM_LAST_LINE = (
+    "[rank5]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 56.00 MiB. GPU 5 has a total capacity "
+    "of 79.33 GiB of which 49.81 MiB is free.\n"
+)
+_RANK6_RAISING = (
+    "[rank6]: Traceback (most recent call last):\n"
+    '[rank6]:   File "/app/src/launcher.py", line 185, in <module>\n'
+    "[rank6]:     run_exp()\n"
+    '[rank6]:   File "/app/src/train/workflow.py", line 52, in run_sft\n'
+    "[rank6]:     model = load_model(tokenizer, model_args)\n"
+)
+
+
+def test_an_excerpt_opening_inside_one_ranks_failure_names_no_rank_when_another_failed_too(tmp_path: Path) -> None:
+    """A paste (or `tail`) that begins at rank 5's exception line, its traceback cut above, then rank 6
+    raising: what came before the cut may hold an earlier failure, and the ranks' output order is not
+    their death order. Alone, or with its traceback whole, rank 5 is named."""
+    cut = run(tmp_path / "cut", {"console.log": _OOM_LAST_LINE + _RANK6_RAISING})
+    assert cut.verdict.outcome is Outcome.UNDETERMINED
+    assert cut.verdict.first_death is not None and cut.verdict.first_death.method == "excerpt"
+    assert first(cut) == (None, Cause.CUDA_OOM) and cut.verdict.confidence is Confidence.LOW
+    assert first(run(tmp_path / "alone", {"console.log": _OOM_LAST_LINE})) == (5, Cause.CUDA_OOM)
+    whole = (
+        "[rank5]: Traceback (most recent call last):\n"
+        '[rank5]:   File "/app/src/train/workflow.py", line 52, in run_sft\n'
+        "[rank5]:     model = load_model(tokenizer, model_args)\n"
+    )
+    assert first(run(tmp_path / "whole", {"console.log": whole + _OOM_LAST_LINE + _RANK6_RAISING})) == (
+        5,
+        Cause.CUDA_OOM,
+    )
 
 
 def test_a_rank_seen_only_by_its_hydra_label_is_the_one_the_others_lost(tmp_path: Path) -> None:

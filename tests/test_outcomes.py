@@ -400,8 +400,11 @@ def test_an_exception_message_ends_at_the_launchers_banner_rule(tmp_path: Path) 
 
 
 def test_another_ranks_cut_off_traceback_that_nothing_orders_keeps_the_verdict_below_high(tmp_path: Path) -> None:
-    """Rank 7's CUDA OOM, and rank 4's traceback cut before its exception line, no time on either."""
+    """Rank 7's CUDA OOM, and rank 4's traceback cut before its exception line, no time on either. (Rank 7's
+    traceback is whole: an excerpt that opens at its exception line names no rank at all.)"""
     console = (
+        "[rank7]: Traceback (most recent call last):\n"
+        '[rank7]:   File "launcher.py", line 23, in <module>\n'
         "[rank7]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 270.00 MiB. GPU 7 has a total "
         "capacity of 23.65 GiB of which 208.06 MiB is free.\n"
         "[rank4]: Traceback (most recent call last):\n"

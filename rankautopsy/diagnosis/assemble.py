@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from rankautopsy import recache
-from rankautopsy.model import Assembly, Cause, Effect, Event, Evidence, Location, Role, StreamKind, TimeSpan
+from rankautopsy.model import OPENS_CUT, Assembly, Cause, Effect, Event, Evidence, Location, Role, StreamKind, TimeSpan
 from rankautopsy.numbers import read_int
 from rankautopsy.records import record
 from rankautopsy.scan.matcher import Budget, CompiledRule, Hit, facts_of, match_line
@@ -552,6 +552,8 @@ def _event(
 ) -> Event:
     rule = hit.rule.rule
     facts = _stated(hit)
+    if rule.at_start:  # read from the input's opening line, cut inside what it reads: the lines before it are missing
+        facts[OPENS_CUT] = "1"
     cause, role, extra, effects = rule.cause, rule.role, [], rule.effects
     if rule.assemble is Assembly.CONTINUED:
         assembled = assemble_continued(stream, hit.index, hit.rule, budget)

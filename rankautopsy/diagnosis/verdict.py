@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from rankautopsy import recache
 from rankautopsy.diagnosis.timeline import RankState, Timeline, exit_code, expand_ranks, is_symptom
 from rankautopsy.model import (
+    OPENS_CUT,
     Cause,
     Confidence,
     Effect,
@@ -1025,6 +1026,9 @@ def _name_death(tl: Timeline, f: Findings, skew: timedelta) -> None:
     if first.from_exit_only and first.cause is Cause.ABORT and (seen := _watchdog_before(tl, first)) is not None:
         _abort_of_a_watchdog(tl, f, first, seen)
         return
+    if e.facts.get(OPENS_CUT) == "1" and (rivals := _rivals(tl, f, first)):
+        _undetermined_excerpt(tl, f, first, e, rivals)
+        return
     f.outcome = Outcome.FIRST_DEATH
     f.first = _first_death(tl, first)
     f.culprit_events = list(first.evidence)
@@ -1146,6 +1150,31 @@ def _undetermined_tie(tl: Timeline, f: Findings, first: Candidate, alike: list[C
     ]
     f.cap(Confidence.LOW, "several ranks ended the same way and no line of their own orders them")
     f.fetch_next.append(f"the own logs (stderr) of rank(s) {ranges(ranks)}: the first error line decides it")
+    _what_to_fetch(tl, f)
+
+
+def _rivals(tl: Timeline, f: Findings, first: Candidate) -> list[int]:
+    """The other ranks that died (of a cause of their own, or as an exit reports), or raised in a traceback cut
+    before its exception."""
+    ranks = {c.rank for c in f.candidates[1:] if c.rank is not None}
+    ranks |= {e.rank for e in _cut_off(tl) if e.rank is not None and e.rank not in f.collateral}
+    return sorted(ranks - {first.rank})
+
+
+def _undetermined_excerpt(tl: Timeline, f: Findings, first: Candidate, e: Event, rivals: list[int]) -> None:
+    """The earliest death is read from an excerpt's opening line, cut inside its report, and other ranks
+    failed too: what came before the cut is not in the lines (the report's start, and any rank's earlier
+    error), and the order in which ranks' output reaches a console is not the order they died in."""
+    f.outcome = Outcome.UNDETERMINED
+    f.first = FirstDeath(rank=None, cause=first.cause, rule=None, detail=first.detail, method="excerpt")
+    where = f"{e.where.source}:{e.where.line}"
+    f.reasoning[:] = [
+        f"the lines open inside rank {first.rank}'s failure ({_label(first.cause)}, {where}), cut above it, and "
+        f"rank(s) {ranges(rivals)} failed too: the lines before the cut may hold an earlier failure, and the "
+        "order of the ranks' output is not the order of their deaths"
+    ]
+    f.cap(Confidence.LOW, "the lines begin inside a failure, and other ranks failed too")
+    f.fetch_next.append(f"the lines before {where} (the whole log, from the job's start)")
     _what_to_fetch(tl, f)
 
 

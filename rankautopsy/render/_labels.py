@@ -223,6 +223,7 @@ _METHODS = {
     "named": "inferred: the waiting ranks' messages name it",
     "unattributed": "seen on a line tied to no rank",
     "tie": "every rank in the tie ended the same way",
+    "excerpt": "the lines begin inside it, and other ranks failed too",
 }
 
 
