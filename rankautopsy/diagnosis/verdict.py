@@ -1439,6 +1439,7 @@ def _unranked_crash_signal(tl: Timeline) -> int | None:
 def _unranked_crash_report(tl: Timeline) -> tuple[int, int] | None:
     """`_unranked_crash_signal` and the first line that reports it (its event's index)."""
     reports = [*tl.loose_exits, *(i for i, e in enumerate(tl.events) if e.rank is None and Effect.JOB_END in e.effects)]
+    # each signal's first line (the dict keeps the last assignment: the lines are walked backwards)
     found = {n: i for i in sorted(reports, reverse=True) if (n := as_signal(exit_code(tl.events[i].facts))) is not None}
     crashes = [(n, i) for n, i in found.items() if signal_cause(n) in _CRASH_CAUSES]
     return crashes[0] if len(crashes) == 1 and len(found) == 1 else None

@@ -476,6 +476,7 @@ class _Selection:
         hit_lines: set[int] = set()
         past = self._past_windows(view) if main else view.end  # else: sampled progress rules, which keep
         countable, tallies, remembered, untaught = self.countable, self.tallies, self.counted_lines, self.untaught
+        limit = COUNTED_LINE_BYTES  # of a line answered by its shape (`_counted_keys`)
         for start in sorted(candidates):
             rules = candidates[start]
             if start >= past and rules <= countable:
@@ -483,8 +484,7 @@ class _Selection:
                 # `_counted`'s quick answer written out (NCCL repeats its lines by the million): the line's
                 # tally, or its shape's where it is not remembered itself and may be answered so (`_counted_keys`)
                 key, tally = raw, tallies.get(raw)
-                shapeable = untaught and b"0x" in raw and len(raw) <= COUNTED_LINE_BYTES
-                if tally is None and shapeable and raw not in remembered:
+                if tally is None and untaught and b"0x" in raw and len(raw) <= limit and raw not in remembered:
                     key = _shape(raw)
                     tally = tallies.get(key)
                 if tally is not None and tally[0] == rules:
