@@ -1359,7 +1359,7 @@ def _name_hang(tl: Timeline, f: Findings) -> None:
         return  # not eliminated: what it raised is unknown, so it is not known to have reported nothing
     lost = sum(1 for r in reporters if _first_symptom_cause(tl, r) is Cause.PEER_LOST)
     vanished = lost > len(reporters) / 2 and culprit.torn_down is None  # stopped alive: it hung
-    crash = _unranked_crash_signal(tl) if vanished and culprit.exit is None else None
+    crash = report[0] if vanished and culprit.exit is None and (report := _unranked_crash_report(tl)) else None
     logged = _unranked_crash(tl) if vanished and culprit.exit is None and crash is None else None
     cause = cause_of.get(culprit.rank) or (
         signal_cause(crash) if crash else logged[0] if logged else Cause.SILENT_EXIT if vanished else Cause.HANG
@@ -1429,20 +1429,17 @@ def _unranked_crash(tl: Timeline) -> tuple[Cause, int] | None:
     return found[0] if found and len({c for c, _ in found}) == 1 else None
 
 
-def _unranked_crash_signal(tl: Timeline) -> int | None:
-    """The one crash signal (not a kill, which may be the launcher's) in exit reports and job-level return
-    codes tied to no rank, such as the DeepSpeed launcher's `exits with return code = -11`."""
-    report = _unranked_crash_report(tl)
-    return None if report is None else report[0]
-
-
 def _unranked_crash_report(tl: Timeline) -> tuple[int, int] | None:
-    """`_unranked_crash_signal` and the first line that reports it (its event's index)."""
-    reports = [*tl.loose_exits, *(i for i, e in enumerate(tl.events) if e.rank is None and Effect.JOB_END in e.effects)]
-    # each signal's first line (the dict keeps the last assignment: the lines are walked backwards)
-    found = {n: i for i in sorted(reports, reverse=True) if (n := as_signal(exit_code(tl.events[i].facts))) is not None}
-    crashes = [(n, i) for n, i in found.items() if signal_cause(n) in _CRASH_CAUSES]
-    return crashes[0] if len(crashes) == 1 and len(found) == 1 else None
+    """The one crash signal (not a kill, which may be the launcher's) in exit reports and job-level return
+    codes tied to no rank, such as the DeepSpeed launcher's `exits with return code = -11`, and the first
+    event that reports it."""
+    reports = sorted(
+        [*tl.loose_exits, *(i for i, e in enumerate(tl.events) if e.rank is None and Effect.JOB_END in e.effects)]
+    )
+    found = [(n, i) for i in reports if (n := as_signal(exit_code(tl.events[i].facts))) is not None]
+    if not found or len({n for n, _ in found}) > 1 or signal_cause(found[0][0]) not in _CRASH_CAUSES:
+        return None
+    return found[0]
 
 
 def _name_culprit(tl: Timeline, f: Findings, culprit: RankState, cause: Cause, evidence: list[int], how: str) -> None:
