@@ -65,6 +65,25 @@ def as_signal(code: int | None) -> int | None:
     return None
 
 
+_OTHER_CRASHES = [n for n, (name, _, cause) in _TABLE.items() if cause is Cause.SEGFAULT and name != "SIGSEGV"]
+_OTHER_CRASH_WORDS = {word.lower(): n for n in _OTHER_CRASHES for word in (_TABLE[n][0], _TABLE[n][1])}
+_OTHER_CRASH_WORDS["floating-point exception"] = 8
+_OTHER_CRASH_WORDS["erroneous arithmetic operation"] = 8  # Paddle's word for SIGFPE
+
+
+def other_native_crash(text: str) -> int | None:
+    """The signal of a native crash other than SIGSEGV that `text` names (`exit code -8 (SIGFPE)`, `Fatal Python
+    error: Illegal instruction`), else None: the segfault cause covers them, its words must not."""
+    low = text.lower()
+    found = [(low.find(word), n) for word, n in _OTHER_CRASH_WORDS.items() if word in low]
+    return min(found)[1] if found and "sigsegv" not in low and "segmentation fault" not in low else None
+
+
+def crash_words(number: int) -> str:
+    """`SIGFPE, floating point exception`."""
+    return f"{_TABLE[number][0]}, {_TABLE[number][1].lower()}"
+
+
 # Windows ends a process that crashed with the NTSTATUS code of the fault as its exit status, which launchers
 # print unsigned (`exit code 3221225477`, mp.spawn) or as a 32-bit int (-1073741819): never a signal number.
 _NTSTATUS: dict[int, tuple[str, Cause]] = {

@@ -489,3 +489,27 @@ def test_a_logging_header_leaves_the_timeline_row_its_message() -> None:
     )
     assert _without_header("2026-11-29 07:00:10,000 WARNING lost peer") == "lost peer"
     assert _without_header("W1129 09:24:13.130000 8855 file.py:1028] Sending SIGTERM") == "Sending SIGTERM"
+
+
+_TORCHRUN_SIGNAL = (
+    "[2026-11-30 10:00:00,000] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: {code})"
+    " local_rank: 1 (pid: 4242) of binary: /usr/bin/python3\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("code", "said", "unsaid"),
+    [
+        (-8, "native crash (SIGFPE, floating point exception)", "segmentation"),
+        (-4, "SIGILL", "segmentation"),
+        (-11, "segmentation fault", "SIGFPE"),
+    ],
+)
+def test_a_native_crash_is_named_for_its_signal(tmp_path: Path, code: int, said: str, unsaid: str) -> None:
+    """The segfault cause covers SIGILL and SIGFPE too; the headline must not call those a segmentation fault."""
+    (tmp_path / "console.log").write_text(_TORCHRUN_SIGNAL.format(code=code))
+    d = diagnose(Options(paths=[str(tmp_path)]))
+    assert d.verdict.first_death is not None and d.verdict.first_death.cause is Cause.SEGFAULT
+    head = render(d, WIDE).splitlines()[0]
+    assert said in head and unsaid not in head, head
+    assert unsaid not in summary_line(d.verdict)

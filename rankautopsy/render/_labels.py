@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from rankautopsy import recache
+from rankautopsy import recache, signals
 from rankautopsy.model import (
     Cause,
     Diagnosis,
@@ -47,6 +47,15 @@ CAUSE_LABELS: dict[Cause, tuple[str, str]] = {
     Cause.PROGRESS: ("training progress", "progress"),
     Cause.CONTEXT: ("context", "context"),
 }
+
+
+def death_labels(fd: FirstDeath) -> tuple[str, str]:
+    """The cause's labels (`CAUSE_LABELS`), a native crash by another signal than SIGSEGV named for it."""
+    number = signals.other_native_crash(fd.detail) if fd.cause is Cause.SEGFAULT else None
+    if number is None:
+        return CAUSE_LABELS[fd.cause]
+    return f"native crash ({signals.crash_words(number)})", signals.signal_name(number)
+
 
 # fate -> (label, rich style of the terminal report)
 FATE_LABELS: dict[Fate, tuple[str, str]] = {
@@ -132,7 +141,7 @@ def evidence_blocks(evidence: Sequence[Evidence]) -> list[list[Evidence]]:
 
 def headline(fd: FirstDeath, host: str | None = None, pid: int | None = None) -> str:
     """`Rank 2 (node02, pid 2002) died first: uncaught Python exception`; the caller makes `host` safe."""
-    label = CAUSE_LABELS[fd.cause][0]
+    label = death_labels(fd)[0]
     if fd.rank is None and fd.cause is Cause.TIME_LIMIT:
         return f"The job ended first: {label}"
     who = "A process of unknown rank" if fd.rank is None else f"Rank {fd.rank}"
@@ -178,7 +187,7 @@ def outcome_lines(v: Verdict) -> list[str]:
     lines = list(v.reasoning)
     if v.outcome in (Outcome.UNDETERMINED, Outcome.HANG):
         if v.first_death is not None and v.outcome is Outcome.UNDETERMINED:
-            lines.insert(0, f"cause seen: {CAUSE_LABELS[v.first_death.cause][1]}, rank unknown")
+            lines.insert(0, f"cause seen: {death_labels(v.first_death)[1]}, rank unknown")
         if v.not_first:
             verb = "did not die first" if v.outcome is Outcome.UNDETERMINED else "reported waiting, not the culprit"
             lines.append(f"{verb}: rank(s) {rank_ranges(v.not_first)}")
@@ -199,10 +208,10 @@ def summary_line(v: Verdict) -> str:
     """The verdict in one line: `rank 3 died first: host OOM (high)`."""
     fd = named(v)
     if fd is None and v.outcome is Outcome.UNDETERMINED and v.first_death is not None:
-        return f"undetermined: {CAUSE_LABELS[v.first_death.cause][1]} on an unknown rank ({v.confidence.value})"
+        return f"undetermined: {death_labels(v.first_death)[1]} on an unknown rank ({v.confidence.value})"
     if fd is None:
         return f"{_SHORT_OUTCOMES.get(v.outcome, OUTCOME_LABELS[v.outcome][1])} ({v.confidence.value})"
-    short = CAUSE_LABELS[fd.cause][1]
+    short = death_labels(fd)[1]
     if fd.rank is None:
         return f"the job ended first: {short} ({v.confidence.value})"
     verb = "is the hang culprit" if v.outcome is Outcome.HANG else "died first"

@@ -18,9 +18,9 @@ from pathlib import Path
 
 from rankautopsy.model import Cause, Diagnosis, Evidence, Fate, FirstDeath, Location, RankReport, Verdict
 from rankautopsy.render._labels import (
-    CAUSE_LABELS,
     FATE_LABELS,
     clip,
+    death_labels,
     death_when,
     decisive_evidence,
     headline,
@@ -115,7 +115,7 @@ def _first_death(d: Diagnosis, fd: FirstDeath, root: str) -> str:
     hint = _hint(v)
     lines += [clip(hint, HINT_CHARS)] if hint else []
     lines.append(SUMMARY_HINT)
-    title = f"rankautopsy: {_who(fd)}" + ("" if fd.cause is Cause.HANG else f" — {CAUSE_LABELS[fd.cause][1]}")
+    title = f"rankautopsy: {_who(fd)}" + ("" if fd.cause is Cause.HANG else f" — {death_labels(fd)[1]}")
     decisive = decisive_line(d)
     return command("error", "\n".join(lines), title=title, at=None if decisive is None else decisive.where, root=root)
 

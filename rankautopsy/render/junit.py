@@ -16,12 +16,12 @@ from datetime import datetime
 
 from rankautopsy.model import Cause, Diagnosis, Fate, FirstDeath, Outcome, RankReport, Role, Verdict
 from rankautopsy.render._labels import (
-    CAUSE_LABELS,
     FATE_LABELS,
     NOT_XML_CHAR,
     all_times,
     clip,
     clock,
+    death_labels,
     death_when,
     group_ranks,
     headline,
@@ -198,7 +198,7 @@ def _consequence(d: Diagnosis) -> str:
     if fd is None or fd.rank is None:
         return "a consequence of the failure, not a cause"
     what = "hang" if fd.cause is Cause.HANG else "death"
-    return f"a consequence of rank {fd.rank}'s {what} ({CAUSE_LABELS[fd.cause][1]}), not a cause"
+    return f"a consequence of rank {fd.rank}'s {what} ({death_labels(fd)[1]}), not a cause"
 
 
 def _skip_message(d: Diagnosis, r: RankReport) -> str:

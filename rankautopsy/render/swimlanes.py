@@ -15,6 +15,7 @@ from rankautopsy.render._labels import (
     FATE_LABELS,
     all_times,
     clock,
+    death_labels,
     rank_events,
     stamp,
     utc,
@@ -143,7 +144,7 @@ def _marks(d: Diagnosis, r: RankReport) -> tuple[_Mark, ...]:
     events = [ev for ev in rank_events(d, r.events) if ev.time is not None]
     marks: list[_Mark] = []
     if r.fate is Fate.FIRST_DEATH and fd is not None and (span := _death_span(fd)) is not None:
-        marks.append(_Mark(span.earliest, "cross", CAUSE_LABELS[fd.cause][1], span.latest))
+        marks.append(_Mark(span.earliest, "cross", death_labels(fd)[1], span.latest))
         events = [ev for ev in events if ev.role is Role.SYMPTOM]
     else:
         events = [ev for ev in events if ev.role in (Role.CAUSE, Role.SYMPTOM)]
@@ -293,7 +294,7 @@ def _guides(d: Diagnosis, lanes: Sequence[_Lane]) -> list[_Guide]:
         if fd.cause is Cause.HANG:
             what = "stopped making progress" + ("" if span is None else f" after {clock(span.earliest, False)}")
         else:
-            what += f" · {CAUSE_LABELS[fd.cause][1]}"
+            what += f" · {death_labels(fd)[1]}"
         summary = culprit.report.summary if culprit is not None else fd.detail
         label = f"{who} {what}" + (f" — {summary}" if summary else "")
         if fd.cause is Cause.HANG and summary.startswith("stopped making progress"):
