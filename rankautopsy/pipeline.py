@@ -39,7 +39,7 @@ from rankautopsy.scan.engine import Engine, make_engine
 from rankautopsy.scan.matcher import CompiledRule, compile_rule, compile_rules
 from rankautopsy.scan.parallel import run_all, spare_core, worker_count
 from rankautopsy.scan.selection import DISTINCT_CAUGHT, read_stream
-from rankautopsy.sources.clocks import ClockContext, live_boot_time, live_uptime, local_zone
+from rankautopsy.sources.clocks import ClockContext, live_boot_time, live_uptime, local_zone, yearless_stamp
 from rankautopsy.sources.discover import Source, damaged, discover
 from rankautopsy.sources.lines import Stream, last_signs
 from rankautopsy.sources.prefixes import Taught
@@ -163,6 +163,8 @@ def _conclude(collected: Collected, options: Options, rules: list[CompiledRule])
     streams = [p.stream for p in parts if p.stream is not None]
     tl = build_timeline(streams, [p.events for p in parts], ClockContext(tz=options.tz, year=year))
     tl.notes.extend(n for p in parts for n in p.notes if p.input.path not in tl.twinned or n != _untimed(p.input.path))
+    if collected.year is None and (undated := _yearless_stamp(tl.events, parts)):
+        tl.notes.append(f"no line gives the year: stamps such as `{undated}` have none and are dated {year}, this year")
     findings = decide(tl, options.skew)
     verdict = Verdict(
         outcome=findings.outcome,
@@ -189,6 +191,13 @@ def _conclude(collected: Collected, options: Options, rules: list[CompiledRule])
 
 
 STDIN_NAME = "<stdin>"
+
+
+def _yearless_stamp(events: Sequence[Event], parts: Sequence[Part]) -> str | None:
+    """The first stamp of an event whose date came from no year of its own, else None."""
+    kernel = {p.input.path for p in parts if p.input.kind is StreamKind.KERNEL}
+    stamps = (yearless_stamp(e.text, e.where.source in kernel) for e in events if e.stamped)
+    return next((stamp for stamp in stamps if stamp), None)
 
 
 def _is_event_file(source: Source) -> bool:

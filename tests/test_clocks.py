@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -24,6 +25,7 @@ from rankautopsy.sources.clocks import (
     parse_torchrun_time,
     wall_from_monotonic,
     year_hint_from_text,
+    yearless_stamp,
 )
 
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -278,6 +280,25 @@ def test_torchrun_time() -> None:
 )
 def test_year_hint(line: str, year: int | None) -> None:
     assert year_hint_from_text(line) == year
+
+
+@pytest.mark.parametrize(
+    ("line", "kernel", "stamp"),
+    [
+        ("E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:607] x", False, "E1206 18:44:12.715298746"),
+        ("[rank0]:[E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:607] x", False, "E1206 18:44:12.715298746"),
+        ("INFO 11-08 11:01:30 [core.py:502] x", False, "INFO 11-08 11:01:30"),
+        ("Nov 29 07:00:00 host kernel: x", True, "Nov 29 07:00:00"),
+        ("[Nov29 07:00] x", True, "Nov29 07:00"),
+        ("[2025-12-18 20:27:22,783] [INFO] x", False, None),
+        ("[Sun Nov 29 07:00:00 2026] x", True, None),
+        ("[ 1234.567890] x", True, None),
+        ("no stamp at all", False, None),
+    ],
+)
+def test_yearless_stamp(line: str, kernel: bool, stamp: str | None) -> None:
+    """A stamp dated in `ClockContext.year` is found, so the report can say the year is not the log's."""
+    assert yearless_stamp(line, kernel) == stamp
 
 
 def test_lines_without_time_are_cheap() -> None:
@@ -690,3 +711,20 @@ def test_find_time_never_raises(text: str, zone: tzinfo, year: int) -> None:
 def test_parse_kernel_line_never_raises(text: str, zone: tzinfo, year: int, boot: datetime | None) -> None:
     stamp = parse_kernel_line(text, ClockContext(zone, year, boot_time=boot))
     assert stamp is None or isinstance(stamp.rest, str)
+
+
+_WATCHDOG = "[rank{r}]:[E1206 18:44:1{r}.715298746 ProcessGroupNCCL.cpp:607] [Rank {r}] Watchdog caught collective \
+operation timeout: WorkNCCL(SeqNum=7753, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600061 \
+milliseconds before timing out.\n"
+
+
+@pytest.mark.parametrize(("head", "said"), [("", True), ("[2024-12-06 18:30:00,000] [INFO] start\n", False)])
+def test_a_date_whose_year_no_line_gives_is_said_to_be_guessed(tmp_path: Path, head: str, said: bool) -> None:
+    from rankautopsy.pipeline import Options, diagnose
+
+    (tmp_path / "console.log").write_text(head + _WATCHDOG.format(r=0) + _WATCHDOG.format(r=1))
+    d = diagnose(Options(paths=[str(tmp_path)], tz=UTC))
+    notes = [n for n in (*d.verdict.notes, *d.verdict.reasoning) if "gives the year" in n]
+    assert bool(notes) is said, d.verdict
+    assert not said or "`E1206 18:44:10.715298746`" in notes[0]
+    assert {e.time.earliest.year for e in d.events if e.time} == {2024 if head else datetime.now(UTC).year}

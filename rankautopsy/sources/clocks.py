@@ -37,6 +37,7 @@ __all__ = [
     "parse_torchrun_time",
     "wall_from_monotonic",
     "year_hint_from_text",
+    "yearless_stamp",
 ]
 
 _SECOND = timedelta(seconds=1)
@@ -371,6 +372,26 @@ _KERNEL_FORMS = (
 _KERNEL_BY_FIRST = _by_first_char(_KERNEL_FORMS)
 # the `<6>` of `dmesg -r`, the `kern  :info  : ` of `dmesg -x`
 _KERNEL_PREFIX = _compile(r"<\d{1,3}>|[a-z]{2,8} *:[a-z]{3,7} *: ")
+
+
+_YEARLESS: frozenset[_Builder] = frozenset({_from_glog, _from_leveled, _from_syslog, _from_reltime})
+
+
+def yearless_stamp(text: str, kernel: bool = False) -> str | None:
+    """The stamp that heads this line (a message, or a kernel-log line) when it has no year of its own, so
+    that its date took `ClockContext.year`; else None."""
+    if kernel:
+        prefix = _KERNEL_PREFIX.match(text) if text[:1] == "<" or text[:1].islower() else None
+        pos = prefix.end() if prefix else 0
+        forms = ((f.pattern, f.wall) for f in _KERNEL_BY_FIRST.get(text[pos : pos + 1], ()))
+    else:
+        pos = _stamp_start(text)
+        forms = ((f.pattern, f.build) for f in _BY_FIRST.get(text[pos : pos + 1], ()))
+    for pattern, build in forms:
+        if m := pattern.match(text, pos):
+            hosts = [m.start(g) for g in ("host", "ihost") if g in pattern.groupindex and m.start(g) >= 0]
+            return text[pos : min(hosts, default=m.end())].strip(" []:") if build in _YEARLESS else None
+    return None
 
 
 def parse_kernel_line(text: str, ctx: ClockContext) -> KernelStamp | None:
