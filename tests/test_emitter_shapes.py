@@ -1146,3 +1146,72 @@ def test_an_excerpt_that_opens_in_richs_traceback_box_is_read_from_its_frame_row
         "Epoch 0: 100%|██████████| 10/10 [00:01<00:00, 9.12it/s]",
     ]
     assert run(tmp_path / "table", {"console.log": "\n".join(table) + "\n"}).verdict.outcome is Outcome.NO_FAILURE
+
+
+def _c10_cuda_report(prefix: str, message: str | None) -> str:
+    """c10's report of a failed CUDA check under the NCCL watchdog, its `CUDA error:` head line optional."""
+    lib = "(0x7fc966f2a718 in /usr/lib/python3/dist-packages/torch/lib/libc10_cuda.so)"
+    lines = (
+        []
+        if message is None
+        else [
+            "[E1129 07:10:01.123456789 ProcessGroupNCCL.cpp:1595] [PG ID 0 PG GUID 0(default_pg) Rank 1] "
+            f"Process group watchdog thread terminated with exception: CUDA error: {message}",
+            "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might "
+            "be incorrect.",
+            "For debugging consider passing CUDA_LAUNCH_BLOCKING=1",
+            "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.",
+            "",
+        ]
+    )
+    lines += [
+        "Exception raised from c10_cuda_check_implementation at /pytorch/c10/cuda/CUDAException.cpp:43 (most recent "
+        "call first):",
+        f"frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x57 {lib}",
+        f"frame #1: c10::detail::torchCheckFail(char const*, char const*, unsigned, std::string const&) + 0x6 {lib}",
+        f"frame #2: c10::cuda::c10_cuda_check_implementation(int, char const*, char const*, int, bool) + 0x118 {lib}",
+        f"frame #3: c10d::ProcessGroupNCCL::WorkNCCL::finishedGPUExecutionInternal() const + 0x56 {lib}",
+        f"frame #4: c10d::ProcessGroupNCCL::WorkNCCL::isCompleted() + 0x58 {lib}",
+    ]
+    return "".join(f"{prefix}{line}\n" for line in lines)
+
+
+def test_a_failed_cuda_check_whose_error_line_was_cut_is_a_cuda_error(tmp_path: Path) -> None:
+    """The excerpt keeps only c10's frames of the watchdog's CUDA check: a CUDA error, on no rank the lines name."""
+    frames = _c10_cuda_report("", None).splitlines(keepends=True)[2:]  # opens on frame #1
+    d = run(tmp_path, {"console.log": "".join(frames)})
+    assert d.verdict.outcome is Outcome.UNDETERMINED
+    assert first(d) == (None, Cause.CUDA_ERROR)
+    assert len([e for e in d.events if e.cause is Cause.CUDA_ERROR]) == 1  # one report, one cause
+
+
+@pytest.mark.parametrize(
+    ("message", "cause"),
+    [
+        ("uncorrectable ECC error encountered", Cause.GPU_HARDWARE),
+        ("an illegal memory access was encountered", Cause.CUDA_ERROR),
+    ],
+)
+def test_a_failed_cuda_check_adds_nothing_under_its_own_error_line(tmp_path: Path, message: str, cause: Cause) -> None:
+    """Under its `CUDA error:` line, the check's report is that line's: the rank's one cause is what the line says."""
+    d = run(tmp_path, {"console.log": steps(0, 3) + _c10_cuda_report("[rank1]:", message) + steps(0, 2, minute=11)})
+    assert first(d) == (1, cause)
+    assert [e.cause for e in d.events if e.rank == 1 and e.role.value == "cause"] == [cause]
+
+
+_HYDRA_HINT = "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace.\n"
+_OOM = (
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 192.00 MiB. GPU 1 has a total capacity of 79.15 "
+    "GiB of which 104.88 MiB is free.\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("tail", "cause"), [(_OOM + "\n" + _HYDRA_HINT, Cause.CUDA_OOM), (_HYDRA_HINT, Cause.PYTHON_EXCEPTION)]
+)
+def test_hydra_says_its_job_raised_unless_the_exception_is_shown(tmp_path: Path, tail: str, cause: Cause) -> None:
+    """Hydra's hint after the job's exception: the exception decides the cause; alone, the hint says one was raised."""
+    head = "Error executing job with overrides: ['trainer.devices=2']\n"
+    d = run(tmp_path, {"rank_1.log": head + tail, "rank_0.log": steps(0, 3)})
+    assert first(d) == (1, cause)
+    assert [e.cause for e in d.events if e.rank == 1 and e.role.value == "cause"] == [cause]

@@ -523,3 +523,28 @@ def test_a_windows_crash_status_is_the_crash_it_names(tmp_path: Path, code: int,
     first = run(tmp_path, {"console.log": console}).verdict.first_death
     assert first is not None and (first.rank, first.cause) == (0, cause)
     assert "a Windows crash" in first.detail
+
+
+def test_an_excerpt_that_opens_inside_a_faulthandler_dump_is_a_failure_whose_head_is_missing(tmp_path: Path) -> None:
+    """faulthandler's frames (`line N in f`, no comma) under a cut head: something failed, ask for the head."""
+    dump = "".join(
+        f'(pid=40210)   File "/usr/lib/python3.10/site-packages/ray/{m}.py", line {n} in {f}\n'
+        for m, n, f in [("worker", 289, "main_loop"), ("default_worker", 850, "<module>")]
+    )
+    d = run(tmp_path, {"console.log": dump})
+    assert d.verdict.outcome is Outcome.UNDETERMINED
+    assert any("console.log:1 inside an error report" in r for r in d.verdict.reasoning), d.verdict.reasoning
+    assert any(s.endswith("console.log:1 (the head of that report)") for s in d.verdict.fetch_next)
+    later = run(tmp_path / "later", {"console.log": "(pid=40210) step 1\n(pid=40210) step 2\n" + dump})
+    assert later.verdict.outcome is Outcome.NO_FAILURE
+
+
+def test_open_mpi_failing_to_kill_a_process_is_a_job_being_ended(tmp_path: Path) -> None:
+    console = (
+        "--------------------------------------------------------------------------\n"
+        "WARNING: A process refused to die despite all the efforts!\n"
+        "This process may still be running and/or consuming resources.\n\nHost: node10\nPID:  53846\n\n"
+    )
+    d = run(tmp_path, {"console.log": "step 1\n" + console})
+    assert d.verdict.outcome is Outcome.UNDETERMINED
+    assert d.verdict.first_death is None

@@ -12,7 +12,20 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from rankautopsy import recache
-from rankautopsy.model import OPENS_CUT, Assembly, Cause, Effect, Event, Evidence, Location, Role, StreamKind, TimeSpan
+from rankautopsy.model import (
+    OPENS_CUT,
+    REPORT_LINES,
+    REPORT_TAIL,
+    Assembly,
+    Cause,
+    Effect,
+    Event,
+    Evidence,
+    Location,
+    Role,
+    StreamKind,
+    TimeSpan,
+)
 from rankautopsy.numbers import read_int
 from rankautopsy.records import record
 from rankautopsy.scan.matcher import Budget, CompiledRule, Hit, facts_of, match_line
@@ -460,7 +473,23 @@ def build_events(
             continue
         events.append(_event(stream, hit, rules, absorbed, budget, known))
     events.sort(key=lambda e: e.where.line)
-    return _thinned(_one_per_line(events))
+    return _thinned(_untold_tails(_one_per_line(events)))
+
+
+def _untold_tails(events: list[Event]) -> list[Event]:
+    """A report's tail line (`REPORT_TAIL`) counts only where its head was cut away: not after a cause of its
+    channel, nor after another tail of the same report, in the `REPORT_LINES` lines before it."""
+    out: list[Event] = []
+    last: dict[int | None, int] = {}  # rank -> the last line of its latest cause event
+    for e in events:
+        if e.role is not Role.CAUSE:
+            out.append(e)
+            continue
+        told = e.where.line - last.get(e.rank, -REPORT_LINES - 1) <= REPORT_LINES
+        last[e.rank] = max([e.where.line, *(ev.where.line for ev in e.lines)])
+        if not (told and e.facts.get(REPORT_TAIL) == "1"):
+            out.append(e)
+    return out
 
 
 def _one_per_line(events: list[Event]) -> list[Event]:

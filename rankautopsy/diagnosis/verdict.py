@@ -212,19 +212,31 @@ def _settle_without_culprit(tl: Timeline, f: Findings) -> None:
         f.cap(Confidence.LOW, "several causes were seen, none tied to a rank")
         f.reasoning.append("causes seen without a rank: " + ", ".join(sorted(c.value for c in causes)))
     elif cut := _cut_off(tl):
-        e = cut[0]
-        who = f"rank {e.rank}" if e.rank is not None else "a process"
-        f.reasoning.append(
-            f"{who} printed a traceback at {e.where.source}:{e.where.line} that is cut off before its "
-            "`Type: message` line: something raised, but the lines do not say what"
-        )
-        f.fetch_next.append(f"the rest of {who}'s output after {e.where.source}:{e.where.line} (the traceback's end)")
+        _cut_report(cut[0], f)
     else:
         f.reasoning.append(
             "the job failed (symptoms, abnormal exits or a launcher ending it), but no rank left a cause"
         )
     _what_to_fetch(tl, f)
     _unmapped_on_other_nodes(tl, f)
+
+
+def _cut_report(e: Event, f: Findings) -> None:
+    """What an error report cut off says, and what to fetch: the head that named the error, above an excerpt
+    that opens inside the report (`cut_off: head`), else the traceback's `Type: message` end."""
+    who, at = f"rank {e.rank}" if e.rank is not None else "a process", f"{e.where.source}:{e.where.line}"
+    if e.facts.get("cut_off") == "head":
+        f.reasoning.append(
+            f"the lines open at {at} inside an error report of {who} whose head, which names the error, is "
+            "above the cut: something failed, but the lines do not say what"
+        )
+        f.fetch_next.append(f"the lines before {at} (the head of that report)")
+        return
+    f.reasoning.append(
+        f"{who} printed a traceback at {at} that is cut off before its `Type: message` line: something raised, "
+        "but the lines do not say what"
+    )
+    f.fetch_next.append(f"the rest of {who}'s output after {at} (the traceback's end)")
 
 
 def _ended_from_outside(tl: Timeline, f: Findings) -> Event | None:
@@ -327,7 +339,7 @@ def _cut_off_of(tl: Timeline, r: RankState) -> Event | None:
 
 
 def _is_cut_off(e: Event) -> bool:
-    return e.facts.get("cut_off") == "1"
+    return e.facts.get("cut_off") in ("1", "head")
 
 
 def _what_to_fetch(tl: Timeline, f: Findings) -> None:

@@ -110,7 +110,7 @@ def openings(lines: Iterable[tuple[int, str | None]]) -> list[int]:
     (at most RICH_ROWS on), or to the box's bottom edge and the exception line under it. Where it is
     neither, a frame's line right under it opens the excerpt too: a paste whose selection began at the
     source line's first word lost its indent, or one that opens in torchrun's table at its `traceback :`
-    field."""
+    field. A frame's line opens the excerpt alone."""
     out: list[int] = []
     source = rich = boxed = False
     for n, (at, text) in enumerate(lines):
@@ -120,6 +120,8 @@ def openings(lines: Iterable[tuple[int, str | None]]) -> list[int]:
         if n == 0:
             if text is None or (_HEADER_WORDS in text and not _TABLE_TRACEBACK.match(text)):
                 return [at]  # a header's own rule reads its frames
+            if _FRAME_LINE.match(text):
+                return [at]  # a frame opens the excerpt itself: the frames under it are its report's
             rich = _RICH_ROW.match(text) is not None and _RICH_FRAME.match(text) is None
             source = rich or _SOURCE_LINE.match(text) is not None
         elif not source:
