@@ -6,7 +6,7 @@ from datetime import UTC
 from pathlib import Path
 
 from rankautopsy.diagnosis.timeline import bus_of
-from rankautopsy.model import Cause, Confidence, Diagnosis, Fate, TimeOpen
+from rankautopsy.model import Cause, Confidence, Diagnosis, Fate, Outcome, TimeOpen
 from rankautopsy.pipeline import Options, diagnose
 
 
@@ -47,6 +47,20 @@ def test_rank_behind_in_nccl_sequence_is_the_hang_culprit(tmp_path: Path) -> Non
     assert d.verdict.confidence is Confidence.HIGH
     assert "4520" in first.detail and "4521" in first.detail
     assert fates(d) == {0: Fate.COLLATERAL, 1: Fate.COLLATERAL, 2: Fate.FIRST_DEATH, 3: Fate.COLLATERAL}
+
+
+def test_a_rank_behind_in_enqueues_is_no_culprit_where_another_is_stuck_in_a_collective_it_completed(
+    tmp_path: Path,
+) -> None:
+    """Rank 3 enqueued less, but rank 0 is stuck at work 619725, which rank 3 issued and completed: the lag does
+    not explain rank 0's wait (two ranks of a larger job, as pasted from a real torchtune thread)."""
+    files = {
+        "rank_0.log": step_lines(0, 10) + watchdog(0, 619725, 619732, 619724),
+        "rank_3.log": step_lines(3, 10) + watchdog(3, 619727, 619730, 619726),
+    }
+    d = run(tmp_path, files)
+    assert d.verdict.first_death is None or d.verdict.first_death.rank != 3
+    assert d.verdict.outcome is not Outcome.HANG or d.verdict.first_death is None
 
 
 def test_a_rank_mentioned_by_another_rank_is_not_attributed(tmp_path: Path) -> None:

@@ -1279,21 +1279,26 @@ def _evidence(tl: Timeline, indices: Sequence[int]) -> tuple[Evidence, ...]:
 
 def _name_hang_by_sequence(tl: Timeline, f: Findings) -> bool:
     """NCCL's watchdog says how far each rank got: a rank whose last enqueued collective is behind the
-    others' never issued the collective they are all waiting in."""
+    others' never issued the collective they are all waiting in. Not where another rank is stuck in an
+    earlier one, which that rank did issue (its last completed work is below the laggard's last enqueued)."""
     status: dict[tuple[str, int], int] = {}
+    done: dict[tuple[str, int], int] = {}
     for r in tl.ranks.values():
         for i in r.events:
             facts = tl.events[i].facts
             if "last_enqueued" in facts:
                 key = (facts.get("pg", "0"), r.rank)
                 status[key] = max(status.get(key, -1), int(facts["last_enqueued"]))
+                if "last_completed" in facts:
+                    done[key] = max(done.get(key, -1), int(facts["last_completed"]))
     groups: dict[str, dict[int, int]] = {}
     for (pg, rank), seq in status.items():
         groups.setdefault(pg, {})[rank] = seq
     for pg, seqs in sorted(groups.items()):
         low, high = min(seqs.values()), max(seqs.values())
         behind = sorted(rank for rank, seq in seqs.items() if seq == low)
-        if len(seqs) >= 2 and low < high and len(behind) == 1:
+        stuck_earlier = any(done.get((pg, rank), low) < low for rank in seqs if rank not in behind)
+        if len(seqs) >= 2 and low < high and len(behind) == 1 and not stuck_earlier:
             _name_sequence_culprit(tl, f, behind[0], low, high, pg, seqs)
             return True
     return False
