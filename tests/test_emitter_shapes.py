@@ -1215,3 +1215,26 @@ def test_hydra_says_its_job_raised_unless_the_exception_is_shown(tmp_path: Path,
     d = run(tmp_path, {"rank_1.log": head + tail, "rank_0.log": steps(0, 3)})
     assert first(d) == (1, cause)
     assert [e.cause for e in d.events if e.rank == 1 and e.role.value == "cause"] == [cause]
+
+
+_FLAT = (
+    "Traceback (most recent call last):\n"
+    'File "/megatron/initialize.py", line 181, in _initialize_distributed\n'
+    "torch.distributed.init_process_group(\n"
+    'File "/usr/lib/python3.8/site-packages/torch/distributed/rendezvous.py", line 142, in _tcp_rendezvous_handler\n'
+    "store = TCPStore(result.hostname, result.port, world_size, start_daemon, timeout)\n"
+    'File "/sglang/srt/distributed/device_communicators/pynccl.py", line 110, in __init__\n'
+    "self.comm: ncclComm_t = self.nccl.ncclCommInitRank(\n"  # an annotated source line: no `Type: message`
+    'File "<frozen importlib._bootstrap>", line 1004, in _find_and_load_unlocked\n'
+    "RuntimeError: Address already in use\n"
+)
+
+
+@pytest.mark.parametrize("header", [True, False])
+def test_a_traceback_pasted_without_its_indents_ends_at_its_exception_line(tmp_path: Path, header: bool) -> None:
+    """Every frame and source line at column 0 (a paste that lost its indents): each frame's source line is
+    read as such, not as the end; a frame with no source (a frozen module) may be followed by the exception."""
+    rank1 = steps(1, 3) + _FLAT if header else _FLAT.split("\n", 1)[1]  # else an excerpt opening on a frame
+    d = run(tmp_path, {"rank_1.log": rank1, "rank_0.log": steps(0, 3)})
+    assert first(d) == (1, Cause.PYTHON_EXCEPTION)
+    assert d.verdict.first_death is not None and "Address already in use" in d.verdict.first_death.detail

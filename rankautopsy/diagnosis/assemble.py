@@ -305,17 +305,31 @@ def _chain(stream: Stream, start: int, at: int) -> list[int]:
     ]
 
 
+# A frame line at column 0 (a paste that lost every indent): its source line, at column 0 too, may follow.
+_FLAT_FRAME = recache.compile(r'^File "[^"\n]+", line [0-9]+, in [^ \t\n]')
+
+
+def _is_exception_line(text: str) -> bool:
+    """`Type: message` with a class's name (`self.comm: ncclComm_t = ...`, an annotated source line, is not one)."""
+    m = _EXC_LINE.match(text)
+    return m is not None and m["exc_msg"] is not None and m["exc_type"].rsplit(".", 1)[-1][:1].isupper()
+
+
 def _exception_line(stream: Stream, start: int, memo: dict[int, int | None]) -> None:
     """Where the traceback at `start` ends: its first unindented line that no traceback goes on past,
     if that is a `Type: message` line within the window. Recorded for every header on the way too
     (they end there, each within its own window): a run of headers is read once."""
     texts = stream.texts
     passed, limit, end = [start], start + _WINDOW, None
+    flat = _FLAT_FRAME.match(texts[start]) is not None  # an excerpt that opens on such a frame
     for j in _channel_lines(stream, start, len(stream)):
         if j >= limit:
             break
         text = texts[j]
         if not text.strip() or text[0] in _FRAMES or _FRAME_TAIL.match(text):
+            continue
+        if _FLAT_FRAME.match(text) or (flat and not _is_exception_line(text)):
+            flat = _FLAT_FRAME.match(text) is not None  # a paste that lost every indent: a frame, then its source
             continue
         if text.startswith(_TB_CONTINUE):
             passed.append(j)
