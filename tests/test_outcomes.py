@@ -548,3 +548,16 @@ def test_open_mpi_failing_to_kill_a_process_is_a_job_being_ended(tmp_path: Path)
     d = run(tmp_path, {"console.log": "step 1\n" + console})
     assert d.verdict.outcome is Outcome.UNDETERMINED
     assert d.verdict.first_death is None
+
+
+def test_sagemakers_report_of_a_failed_job_is_the_job_ending_not_an_exception_of_a_rank(tmp_path: Path) -> None:
+    """The SDK's UnexpectedStatusException is raised in the notebook that waits on the job: the job failed,
+    but that exception is no training process's death."""
+    notebook = (
+        "UnexpectedStatusException: Error for Training job vit-fsdp-2023-06-14-22-27-25-988: Failed. Reason: "
+        "AlgorithmError: ExecuteUserScriptError:\nExitCode 134\n"
+    )
+    d = run(tmp_path, {"console.log": notebook})
+    assert d.verdict.outcome is Outcome.UNDETERMINED
+    assert d.verdict.first_death is None
+    assert not d.verdict.unattributed

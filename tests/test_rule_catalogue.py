@@ -22,7 +22,7 @@ FACT_NAMES = frozenset(
     }
 )  # fmt: skip
 PACKS = {
-    "ascend", "composer", "deepspeed", "gloo", "horovod", "kernel", "kubernetes", "lightning", "megatron", "mpi",
+    "ascend", "cloud", "composer", "deepspeed", "gloo", "horovod", "kernel", "kubernetes", "lightning", "megatron", "mpi",
     "native", "nccl", "nvidia", "paddle", "rocm",
     "progress", "python", "pytorch", "ray", "runtime", "sglang", "slurm",
     "torchrun", "vllm",
