@@ -1238,3 +1238,9 @@ def test_a_traceback_pasted_without_its_indents_ends_at_its_exception_line(tmp_p
     d = run(tmp_path, {"rank_1.log": rank1, "rank_0.log": steps(0, 3)})
     assert first(d) == (1, Cause.PYTHON_EXCEPTION)
     assert d.verdict.first_death is not None and "Address already in use" in d.verdict.first_death.detail
+
+
+def test_a_cause_read_under_a_cut_report_head_asks_for_the_lines_above(tmp_path: Path) -> None:
+    frames = _c10_cuda_report("", None).splitlines(keepends=True)[2:]
+    d = run(tmp_path, {"console.log": "".join(frames)})
+    assert any(s.endswith("console.log:1 (the head of that report)") for s in d.verdict.fetch_next), d.verdict

@@ -22,8 +22,8 @@ FACT_NAMES = frozenset(
     }
 )  # fmt: skip
 PACKS = {
-    "ascend", "cloud", "composer", "deepspeed", "gloo", "horovod", "kernel", "kubernetes", "lightning", "megatron", "mpi",
-    "native", "nccl", "nvidia", "paddle", "rocm",
+    "ascend", "cloud", "composer", "deepspeed", "gloo", "horovod", "kernel", "kubernetes", "lightning", "megatron",
+    "mpi", "native", "nccl", "nvidia", "paddle", "rocm",
     "progress", "python", "pytorch", "ray", "runtime", "sglang", "slurm",
     "torchrun", "vllm",
 }  # fmt: skip

@@ -217,6 +217,8 @@ def _settle_without_culprit(tl: Timeline, f: Findings) -> None:
         f.reasoning.append(
             "the job failed (symptoms, abnormal exits or a launcher ending it), but no rank left a cause"
         )
+    if causes and (head := next((e for e in _cut_off(tl) if e.facts.get("cut_off") == "head"), None)):
+        f.fetch_next.append(f"the lines before {head.where.source}:{head.where.line} (the head of that report)")
     _what_to_fetch(tl, f)
     _unmapped_on_other_nodes(tl, f)
 
