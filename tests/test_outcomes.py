@@ -561,3 +561,30 @@ def test_sagemakers_report_of_a_failed_job_is_the_job_ending_not_an_exception_of
     assert d.verdict.outcome is Outcome.UNDETERMINED
     assert d.verdict.first_death is None
     assert not d.verdict.unattributed
+
+
+_PADDLE_ABORT = (
+    "ERROR 2021-05-24 17:17:14,611 launch_utils.py:545] ABORT!!! Out of all 4 trainers, the trainer process with "
+    "rank=[{ranks}] was aborted. Please check its log.\n"
+    "INFO 2021-05-24 17:17:14,611 launch_utils.py:327] terminate all the procs\n"
+)
+
+
+@pytest.mark.parametrize(("ranks", "named"), [("3", 3), ("0, 1", None)])
+def test_paddles_launcher_names_the_one_trainer_it_found_dead_not_one_of_several(
+    tmp_path: Path, ranks: str, named: int | None
+) -> None:
+    """One trainer dead at the launcher's poll died first; several dead at one poll are a set, not an order."""
+    d = run(tmp_path, {"console.log": _PADDLE_ABORT.format(ranks=ranks)})
+    assert d.verdict.outcome is (Outcome.FIRST_DEATH if named is not None else Outcome.UNDETERMINED)
+    assert (d.verdict.first_death.rank if d.verdict.first_death else None) == named
+
+
+def test_an_excerpt_that_opens_in_open_mpis_crash_backtrace_is_a_crash_whose_head_is_cut(tmp_path: Path) -> None:
+    frames = "".join(
+        f"[cx50:02128] [{n:2d}] /usr/lib/python3/tensorflow/libtf.so(+0x2f2e2{n:02d})[0x7f3c50a232{n:02d}]\n"
+        for n in range(5, 9)
+    )
+    d = run(tmp_path, {"console.log": frames})
+    assert d.verdict.outcome is Outcome.UNDETERMINED
+    assert any(s.endswith("console.log:1 (the head of that report)") for s in d.verdict.fetch_next)
