@@ -1244,3 +1244,18 @@ def test_a_cause_read_under_a_cut_report_head_asks_for_the_lines_above(tmp_path:
     frames = _c10_cuda_report("", None).splitlines(keepends=True)[2:]
     d = run(tmp_path, {"console.log": "".join(frames)})
     assert any(s.endswith("console.log:1 (the head of that report)") for s in d.verdict.fetch_next), d.verdict
+
+
+def test_tunes_trials_did_not_complete_is_the_run_ending_not_an_exception_beside_the_oom_kill(tmp_path: Path) -> None:
+    """The driver's TuneError sums up the trials' failures; the cgroup OOM kill is the one cause the lines show."""
+    console = (
+        "slurmstepd: error: Detected 8 oom-kill event(s) in step 59137890.batch cgroup. Some of your processes may "
+        "have been killed by the cgroup out-of-memory handler.\n"
+        "Traceback (most recent call last):\n"
+        '  File "tune_run.py", line 88, in <module>\n'
+        '    raise TuneError("Trials did not complete", errored_trials)\n'
+        "ray.tune.error.TuneError: ('Trials did not complete', [seed:5591])\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert first(d) == (None, Cause.HOST_OOM)
+    assert Cause.PYTHON_EXCEPTION not in {u.cause for u in d.verdict.unattributed}

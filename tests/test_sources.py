@@ -672,14 +672,17 @@ def test_a_stream_is_a_pytest_report_by_its_banner_or_by_marked_lines() -> None:
     st.sampled_from(["[core.py:502] ", "multiproc_executor.py:135] ", "[gpu_model_runner.py:2011] "]),
     st.sampled_from(["", "(VllmWorker TP3 pid=4101) ", "(VllmWorker rank=3 pid=4101) ", "(EngineCore_DP0 pid=77) "]),
     st.sampled_from(["Traceback (most recent call last):", '  File "/x.py", line 1, in f', "step 3", ""]),
+    st.sampled_from(["", "(LLMRayActor pid=585804) "]),
 )
 def test_vllms_header_is_a_layer_whose_date_is_the_lines_stamp(
-    level: str, month: int, day: int, where: str, worker: str, message: str
+    level: str, month: int, day: int, where: str, worker: str, message: str, relay: str
 ) -> None:
+    """Under Ray's relay too: the engine's own `(Name pid=N) ` in a Ray actor's output is a second layer."""
     stamp = f"{level} {month:02d}-{day:02d} 11:01:29"
-    text, prefix = strip_prefixes(f"{worker}{stamp} {where}{message}")
+    text, prefix = strip_prefixes(f"{relay}{worker}{stamp} {where}{message}")
     assert text == message and prefix.stamp == stamp
     assert prefix.rank == (3 if "VllmWorker" in worker else None)  # a worker's name is its rank in the engine
+    assert prefix.pid == (int(worker.split("pid=")[1][:-2]) if worker else 585804 if relay else None)
     assert strip_prefixes(f"{message} {stamp} {where}")[1].stamp is None  # only at the head of a line
 
 

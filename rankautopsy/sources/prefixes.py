@@ -229,8 +229,10 @@ def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str,
         if profile.stamped and line.startswith("[", pos) and (m := _LEVEL_TAG.match(line, pos)) is not None:
             pos = m.end()
     ray = False
-    if line.startswith("(", pos) and (m := _RAY.match(line, pos) or _RAY_DAEMON.match(line, pos)):
-        pid = int(m["pid"]) if "pid" in m.re.groupindex and m["pid"] else None
+    for _ in range(2):  # a process's own `(Name pid=N) ` under Ray's relay of it (vLLM's engine in a Ray actor)
+        if not line.startswith("(", pos) or not (m := _RAY.match(line, pos) or _RAY_DAEMON.match(line, pos)):
+            break
+        pid = int(m["pid"]) if "pid" in m.re.groupindex and m["pid"] else pid
         host, pos, ray = m["host"] or host, m.end(), True
         if "name" in m.re.groupindex and m["name"] and (w := _VLLM_WORKER.fullmatch(m["name"])):
             rank = int(w["rank"] or w["tp"])
