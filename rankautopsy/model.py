@@ -185,7 +185,7 @@ NEIGHBOURS_TIME = frozenset({"time_inferred", "time_open"})
 OPENS_CUT = "opens_cut"
 # The static fact of a rule whose line is inside a longer report whose head line names the cause (c10's
 # `Exception raised from c10_cuda_check_implementation` under `CUDA error: ...`): it speaks only when no cause
-# of its channel was read in the REPORT_LINES lines before it (assemble.py).
+# or exception of its channel was read in the REPORT_LINES lines before it (assemble.py).
 REPORT_TAIL = "report_tail"
 REPORT_LINES = 60
 

@@ -1259,3 +1259,44 @@ def test_tunes_trials_did_not_complete_is_the_run_ending_not_an_exception_beside
     d = run(tmp_path, {"console.log": console})
     assert first(d) == (None, Cause.HOST_OOM)
     assert Cause.PYTHON_EXCEPTION not in {u.cause for u in d.verdict.unattributed}
+
+
+def test_hydras_hint_under_an_exception_that_is_a_symptom_adds_no_cause(tmp_path: Path) -> None:
+    """Hydra reports the driver's ActorDiedError (another process died): its hint is no exception of its own."""
+    console = (
+        "Traceback (most recent call last):\n"
+        '  File "main_ppo.py", line 41, in main\n'
+        "    ray.get(runner.run.remote(config))\n"
+        "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.\n"
+        "\n" + _HYDRA_HINT
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert d.verdict.first_death is None
+    assert not d.verdict.unattributed
+
+
+_SGLANG_TAIL = (
+    "Traceback (most recent call last):\n"
+    '  File "/sglang/srt/model_executor/model_runner.py", line 484, in load_model\n'
+    "raise ValueError(\n"  # the paste lost this source line's indent
+    "ValueError: TP rank 1 could finish the model loading, but there are other ranks that didn't finish loading. "
+    "It is likely due to unexpected failures (e.g. OOM) or a slow node.\n"
+)
+
+
+def test_a_source_line_that_lost_its_indent_does_not_end_the_traceback(tmp_path: Path) -> None:
+    """The exception line under it is read: here SGLang's barrier timeout, a symptom of another rank."""
+    d = run(tmp_path, {"rank_1.log": steps(1, 3) + _SGLANG_TAIL, "rank_0.log": steps(0, 3)})
+    assert d.verdict.first_death is None or d.verdict.first_death.rank != 1
+    waited = [e for e in d.events if e.rank == 1 and e.role.value == "symptom"]
+    assert waited and waited[0].cause is Cause.COLLECTIVE_TIMEOUT
+
+
+def test_a_line_after_a_cut_traceback_is_not_taken_for_its_source_unless_the_traceback_goes_on(tmp_path: Path) -> None:
+    """A traceback cut after a frame, then the program's next record: the traceback stays cut, and a later
+    exception of the same channel is not pulled into it."""
+    cut = 'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n'
+    later = "step 4 done\nstep 5 done\nValueError: bad sample 12\n"
+    d = run(tmp_path, {"rank_1.log": steps(1, 3) + cut + later, "rank_0.log": steps(0, 3)})
+    tracebacks = [e for e in d.events if e.rule == "python.traceback"]
+    assert tracebacks and "exc_type" not in tracebacks[0].facts

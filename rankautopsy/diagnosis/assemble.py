@@ -305,14 +305,34 @@ def _chain(stream: Stream, start: int, at: int) -> list[int]:
     ]
 
 
-# A frame line at column 0 (a paste that lost every indent): its source line, at column 0 too, may follow.
-_FLAT_FRAME = recache.compile(r'^File "[^"\n]+", line [0-9]+, in [^ \t\n]')
+# A traceback's frame line, at any indent: a paste may have lost the indent of the source line under it
+# (or of every line, frames included).
+_ANY_FRAME = recache.compile(r'^\s*File "[^"\n]+", line [0-9]+, in [^ \t\n]')
 
 
 def _is_exception_line(text: str) -> bool:
-    """`Type: message` with a class's name (`self.comm: ncclComm_t = ...`, an annotated source line, is not one)."""
+    """`Type: message`, or a bare type, of a class's name; a lower-case name with a message is one unless the
+    message reads as an annotated assignment's (`self.comm: ncclComm_t = ...`), a bare one (`raise`) never."""
     m = _EXC_LINE.match(text)
-    return m is not None and m["exc_msg"] is not None and m["exc_type"].rsplit(".", 1)[-1][:1].isupper()
+    if m is None:
+        return False
+    return m["exc_type"].rsplit(".", 1)[-1][:1].isupper() or (m["exc_msg"] is not None and " = " not in m["exc_msg"])
+
+
+def _lost_indent(stream: Stream, j: int, after_frame: bool) -> bool:
+    """Whether an unindented line is a frame, or the source line under one that lost its indent: after a
+    frame, no `Type: message` line itself, and followed by a frame, an indented line or the exception line."""
+    text = stream.texts[j]
+    if _ANY_FRAME.match(text):
+        return True
+    if not after_frame or _is_exception_line(text):
+        return False
+    k = next((k for k in _channel_lines(stream, j) if stream.texts[k].strip()), None)
+    return k is not None and (
+        stream.texts[k][0] in _FRAMES
+        or _is_exception_line(stream.texts[k])
+        or _ANY_FRAME.match(stream.texts[k]) is not None
+    )
 
 
 def _exception_line(stream: Stream, start: int, memo: dict[int, int | None]) -> None:
@@ -321,15 +341,15 @@ def _exception_line(stream: Stream, start: int, memo: dict[int, int | None]) -> 
     (they end there, each within its own window): a run of headers is read once."""
     texts = stream.texts
     passed, limit, end = [start], start + _WINDOW, None
-    flat = _FLAT_FRAME.match(texts[start]) is not None  # an excerpt that opens on such a frame
+    after_frame = _ANY_FRAME.match(texts[start]) is not None  # an excerpt that opens on a frame
     for j in _channel_lines(stream, start, len(stream)):
         if j >= limit:
             break
         text = texts[j]
-        if not text.strip() or text[0] in _FRAMES or _FRAME_TAIL.match(text):
+        if not text.strip():
             continue
-        if _FLAT_FRAME.match(text) or (flat and not _is_exception_line(text)):
-            flat = _FLAT_FRAME.match(text) is not None  # a paste that lost every indent: a frame, then its source
+        if text[0] in _FRAMES or _FRAME_TAIL.match(text) or _lost_indent(stream, j, after_frame):
+            after_frame = _ANY_FRAME.match(text) is not None
             continue
         if text.startswith(_TB_CONTINUE):
             passed.append(j)
@@ -491,17 +511,18 @@ def build_events(
 
 
 def _untold_tails(events: list[Event]) -> list[Event]:
-    """A report's tail line (`REPORT_TAIL`) counts only where its head was cut away: not after a cause of its
-    channel, nor after another tail of the same report, in the `REPORT_LINES` lines before it."""
+    """A report's tail line (`REPORT_TAIL`) counts only where its head was cut away: not after a cause or an
+    exception of its channel (Hydra's hint under an ActorDiedError, a symptom), nor after another tail of the
+    same report, in the `REPORT_LINES` lines before it."""
     out: list[Event] = []
-    last: dict[int | None, int] = {}  # rank -> the last line of its latest cause event
+    last: dict[int | None, int] = {}  # rank -> the last line of its latest cause or exception event
     for e in events:
-        if e.role is not Role.CAUSE:
+        if e.role is not Role.CAUSE and "exc_type" not in e.facts:
             out.append(e)
             continue
         told = e.where.line - last.get(e.rank, -REPORT_LINES - 1) <= REPORT_LINES
         last[e.rank] = max([e.where.line, *(ev.where.line for ev in e.lines)])
-        if not (told and e.facts.get(REPORT_TAIL) == "1"):
+        if not (told and e.role is Role.CAUSE and e.facts.get(REPORT_TAIL) == "1"):
             out.append(e)
     return out
 
