@@ -1300,3 +1300,26 @@ def test_a_line_after_a_cut_traceback_is_not_taken_for_its_source_unless_the_tra
     d = run(tmp_path, {"rank_1.log": steps(1, 3) + cut + later, "rank_0.log": steps(0, 3)})
     tracebacks = [e for e in d.events if e.rule == "python.traceback"]
     assert tracebacks and "exc_type" not in tracebacks[0].facts
+
+
+_PY313_TOP = [
+    "    model_engine, ds_optimizer, _, ds_scheduler = deepspeed.initialize(",
+    "                                                  ~~~~~~~~~~~~~~~~~~~~^",
+    "        model=model,",
+    "        ^^^^^^^^^^^^",
+    "    ...<3 lines>...",
+    "        config=ds_config",
+    "        ^^^^^^^^^^^^^^^^",
+    "    )",
+    "    ^",
+    '  File "/env/lib/python3.13/site-packages/deepspeed/__init__.py", line 193, in initialize',
+    "    engine = DeepSpeedEngine(args=args, model=model)",
+    "RuntimeError: NCCL error: remote process exited or there was a network error",
+]
+
+
+def test_an_excerpt_that_opens_on_a_python_313_statement_of_several_lines_reads_the_traceback(tmp_path: Path) -> None:
+    """Python 3.13 shows a multi-line statement whole above its frame; the frame under it opens the excerpt."""
+    d = run(tmp_path, {"rank_0.log": "".join(f"[rank0]:{line}\n" for line in _PY313_TOP)})
+    tracebacks = [e for e in d.events if "exc_type" in e.facts]
+    assert tracebacks and tracebacks[0].facts["exc_type"] == "RuntimeError"

@@ -94,7 +94,9 @@ _HEADER_WORDS = "Traceback (most recent call last)"  # in every traceback header
 # ... and in the `traceback :` field of torchrun's failure table, which no header rule reads: an excerpt that
 # opens there is read from the frame under it, as one cut above its header is.
 _TABLE_TRACEBACK = recache.compile(r"\s*traceback\s*: Traceback \(most recent call last\):\s*$")
-OPENING_SOURCE_LINES = 4  # source lines an excerpt may open on, above the frame or exception line read as its opening
+# Source lines an excerpt may open on, above the frame or exception line read as its opening: Python 3.13 shows a
+# statement of several lines whole, `~~~^^^` marks under each and `...<N lines>...` for its middle.
+OPENING_SOURCE_LINES = 12
 # A row of rich's traceback box (a source line, a blank row), and its frame row `│ /x.py:12 in f  │`, which
 # `python.traceback-cut-top` reads; the rows of one frame's source and a blank row: RICH_ROWS at most.
 _RICH_ROW = recache.compile(r"│.*│\s*$")
