@@ -294,6 +294,28 @@ def test_a_utf16_log_with_its_byte_order_mark_reads_as_its_text(tmp_path: Path, 
         assert report["inputs"][0]["lines"] == plain["inputs"][0]["lines"]
 
 
+@pytest.mark.parametrize("spaced", [False, True])
+def test_dockers_json_file_log_reads_as_its_text_line_for_line(tmp_path: Path, spaced: bool) -> None:
+    """Docker's json-file driver writes each line as a JSON record (`{"log":"...\\n","stream":...,"time":...}`):
+    the same lines, numbered as the records, and the same first death; a line that is no record is kept."""
+    text = (RAISE / "console.log").read_text(encoding="utf-8").splitlines()
+    separators = (", ", ": ") if spaced else (",", ":")
+    stamp = "2026-11-29T09:24:11.{:03d}Z"  # docker's time of arrival, before the lines' own times
+    records = [
+        json.dumps({"log": line + "\n", "stream": "stderr", "time": stamp.format(n)}, separators=separators)
+        for n, line in enumerate(text)
+    ]
+    (tmp_path / "0123abcd-json.log").write_text("\n".join([*records[:3], "not a record", *records[3:]]) + "\n")
+    plain = json.loads(run("diagnose", str(RAISE / "console.log"), *JSON_UTC).stdout)
+    report = json.loads(run("diagnose", str(tmp_path), *JSON_UTC).stdout)
+    assert report["skipped"] == []
+    assert report["inputs"][0]["lines"] == plain["inputs"][0]["lines"] + 1
+    mine, theirs = report["verdict"]["first_death"], plain["verdict"]["first_death"]
+    assert (mine["rank"], mine["cause"]) == (theirs["rank"], theirs["cause"]) == (2, "python_exception")
+    line = lambda fd: fd["evidence"][0]["line"]  # noqa: E731
+    assert line(mine) == line(theirs) + (1 if line(theirs) > 3 else 0)
+
+
 @pytest.mark.skipif(importlib.util.find_spec("zstandard") is not None, reason="zstandard installed: .zst is read")
 def test_zstd_is_skipped_with_a_reason_without_zstandard(tmp_path: Path) -> None:
     (tmp_path / "console.log.zst").write_bytes(b"\x28\xb5\x2f\xfd" + bytes(64))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 import re
 from datetime import UTC
 from pathlib import Path, PurePath
@@ -746,3 +747,18 @@ def test_untimed_records_whose_numbers_keep_their_width_are_no_wrap() -> None:
         )
     )
     assert unwrap(raw, Profile()) == raw
+
+
+@given(
+    st.lists(st.text(st.characters(blacklist_characters="\n", blacklist_categories=("Cs",)), max_size=40), max_size=30)
+)
+def test_dockers_json_records_decode_to_one_line_each(texts: list[str]) -> None:
+    """Whatever each record holds (escapes, quotes, colour codes, `\\r`), one line out per record, in order."""
+    stamp = "2026-11-29T09:24:11.123456789Z"
+    data = "".join(
+        json.dumps({"log": t + "\n", "stream": "stderr", "time": stamp}, separators=(",", ":")) + "\n"
+        for t in ["first", *texts]
+    ).encode()
+    stream = open_bytes(None, data)
+    out = io.BufferedReader(stream).read().decode("utf-8", "surrogateescape")  # type: ignore[arg-type]
+    assert out.split("\n")[:-1] == [f"{stamp} stderr F {t}" for t in ["first", *texts]]

@@ -1,5 +1,6 @@
 """Bytes to lines, robustly: gzip, xz, bzip2 (zstd where `zstandard` is installed), UTF-16 with its byte
-order mark (what Windows PowerShell's `>` writes), undecodable bytes, CRLF, `\\r`-joined progress bars, huge lines.
+order mark (what Windows PowerShell's `>` writes), Docker's json-file logs, undecodable bytes, CRLF, `\\r`-joined
+progress bars, huge lines.
 
 Inputs are read in chunks into one reused buffer (`ChunkReader`): memory stays bounded whatever the size
 of a file. Each chunk is a run of whole lines, with up to `CONTEXT` bytes of the lines before it kept in
@@ -325,6 +326,52 @@ class _Utf16(_Decompressing):
         return out
 
 
+# Docker's json-file logging driver (and Kubernetes nodes on the Docker runtime, /var/log/containers/*.log): one
+# JSON object a line, `{"log":"msg\n","stream":"stderr","time":"2024-05-01T10:00:00.123456789Z"}`.
+_DOCKER_JSON = recache.compile(rb'\{ ?"log": ?"')
+
+
+def is_docker_json(head: bytes) -> bool:
+    return _DOCKER_JSON.match(head) is not None
+
+
+class _DockerJson(_Decompressing):
+    """Docker's json-file records as the CRI file lines Kubernetes' own runtimes write (`TIME STREAM F msg`),
+    which the prefix layers read: one line out per record, so line numbers hold; a line that is no record
+    is passed on as it is."""
+
+    def __init__(self, raw: io.RawIOBase | io.BytesIO) -> None:
+        super().__init__(raw)
+        self._rest = b""
+        self._pending = b""
+
+    def _next(self, size: int) -> bytes:
+        while not self._pending:
+            data = self._raw.read(_GZIP_IN)
+            if not data and not self._rest:
+                self._finish(None)
+                return b""
+            lines = (self._rest + data).split(b"\n")
+            self._rest = lines.pop() if data else b""
+            self._pending = b"".join(map(_docker_record, lines))
+        out, self._pending = self._pending[:size], self._pending[size:]
+        return out
+
+
+def _docker_record(line: bytes) -> bytes:
+    import json
+
+    try:
+        record = json.loads(line)
+        text, stream, time = record["log"], record.get("stream", "stdout"), record.get("time", "")
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return line + b"\n"
+    if not all(isinstance(x, str) for x in (text, stream, time)):
+        return line + b"\n"
+    text = text[:-1] if text.endswith("\n") else text
+    return f"{time} {stream} F {text.replace(chr(10), ' ')}\n".encode("utf-8", "surrogateescape")
+
+
 class _ZstdFeed:
     """zstandard's decompressor behind the interface of lzma's and bz2's (`decompress(data, max_length)`)."""
 
@@ -452,6 +499,8 @@ def open_bytes(path: Path | None, data: Data | None) -> Readable:
     fmt = compression(head)
     if is_utf16(head):
         return _Utf16(raw)
+    if is_docker_json(head):
+        return _DockerJson(raw)
     if fmt == "gzip":
         return _Gunzip(raw)
     if fmt is None or unreadable_compression(head):
