@@ -1323,3 +1323,16 @@ def test_an_excerpt_that_opens_on_a_python_313_statement_of_several_lines_reads_
     d = run(tmp_path, {"rank_0.log": "".join(f"[rank0]:{line}\n" for line in _PY313_TOP)})
     tracebacks = [e for e in d.events if "exc_type" in e.facts]
     assert tracebacks and tracebacks[0].facts["exc_type"] == "RuntimeError"
+
+
+def test_c10s_message_going_on_unprefixed_under_a_ranked_head_is_that_ranks(tmp_path: Path) -> None:
+    """torchrun's `[rank3]:` heads the watchdog's line only; the c10 report under it is unprefixed and is no
+    second, unranked CUDA error. Frames of another process above, cut at their head, lower the confidence."""
+    report = _c10_cuda_report("", "an illegal memory access was encountered").splitlines(keepends=True)
+    other = "frame #5: <unknown function> + 0x129c6c (0x798ee1329c6c in /lib/x86_64-linux-gnu/libc.so.6)\n\n"
+    d = run(tmp_path, {"console.log": other + "[rank3]:" + "".join(report)})
+    assert first(d) == (3, Cause.CUDA_ERROR)
+    assert not d.verdict.unattributed
+    assert any("another process's error report" in c for c in d.verdict.caps), d.verdict.caps
+    alone = run(tmp_path / "alone", {"console.log": "[rank3]:" + "".join(report)})
+    assert not alone.verdict.unattributed and not any("another process" in c for c in alone.verdict.caps)

@@ -513,15 +513,19 @@ def build_events(
 def _untold_tails(events: list[Event]) -> list[Event]:
     """A report's tail line (`REPORT_TAIL`) counts only where its head was cut away: not after a cause or an
     exception of its channel (Hydra's hint under an ActorDiedError, a symptom), nor after another tail of the
-    same report, in the `REPORT_LINES` lines before it."""
+    same report, in the `REPORT_LINES` lines before it; a tail tied to no rank, not after one of any rank (c10's
+    message goes on, unprefixed, under the `[rank3]:` line that began it)."""
     out: list[Event] = []
     last: dict[int | None, int] = {}  # rank -> the last line of its latest cause or exception event
+    latest = -REPORT_LINES - 1  # of any rank: an unranked tail may be the rest of a ranked head's message
     for e in events:
         if e.role is not Role.CAUSE and "exc_type" not in e.facts:
             out.append(e)
             continue
-        told = e.where.line - last.get(e.rank, -REPORT_LINES - 1) <= REPORT_LINES
+        before = latest if e.rank is None else last.get(e.rank, -REPORT_LINES - 1)
+        told = e.where.line - before <= REPORT_LINES
         last[e.rank] = max([e.where.line, *(ev.where.line for ev in e.lines)])
+        latest = max(latest, last[e.rank])
         if not (told and e.role is Role.CAUSE and e.facts.get(REPORT_TAIL) == "1"):
             out.append(e)
     return out

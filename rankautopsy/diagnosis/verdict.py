@@ -469,6 +469,14 @@ def _cap_for_cut_tracebacks(tl: Timeline, f: Findings) -> None:
     if first is None or first.rank is None:
         return
     for e in _cut_off(tl):
+        if e.rank is None and e.facts.get("cut_off") == "head" and _earlier_line(e, first):
+            where = f"{e.where.source}:{e.where.line}"
+            f.cap(Confidence.MEDIUM, f"the lines open inside another process's error report ({where}), cut above")
+            f.notes.append(
+                f"the lines open at {where} inside an error report of a process no line names, its head above the "
+                "cut: that process may have failed first"
+            )
+            return
         if e.rank is None or e.rank == first.rank or e.rank in f.collateral:
             continue
         if e.time is None or first.time is None or e.time.earliest <= first.time.latest:
@@ -479,6 +487,13 @@ def _cap_for_cut_tracebacks(tl: Timeline, f: Findings) -> None:
                 "too, and nothing shows it came after this death"
             )
             return
+
+
+def _earlier_line(e: Event, first: FirstDeath) -> bool:
+    """Whether the event is printed above the named death's decisive line, in the same input."""
+    return bool(first.evidence) and any(
+        ev.where.source == e.where.source and e.where.line < ev.where.line for ev in first.evidence[:1]
+    )
 
 
 def _maybe_before(tl: Timeline, u: Unattributed, death: TimeSpan | None) -> bool:
