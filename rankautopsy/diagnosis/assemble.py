@@ -327,11 +327,9 @@ def _lost_indent(stream: Stream, j: int, after_frame: bool) -> bool:
         return True
     if not after_frame or _is_exception_line(text):
         return False
-    k = next((k for k in _channel_lines(stream, j) if stream.texts[k].strip()), None)
-    return k is not None and (
-        stream.texts[k][0] in _FRAMES
-        or _is_exception_line(stream.texts[k])
-        or _ANY_FRAME.match(stream.texts[k]) is not None
+    after = next((stream.texts[k] for k in _channel_lines(stream, j) if stream.texts[k].strip()), None)
+    return after is not None and (
+        after[0] in _FRAMES or _is_exception_line(after) or _ANY_FRAME.match(after) is not None
     )
 
 

@@ -217,8 +217,8 @@ def _settle_without_culprit(tl: Timeline, f: Findings) -> None:
         f.reasoning.append(
             "the job failed (symptoms, abnormal exits or a launcher ending it), but no rank left a cause"
         )
-    if causes and (head := next((e for e in _cut_off(tl) if e.facts.get("cut_off") == "head"), None)):
-        f.fetch_next.append(f"the lines before {head.where.source}:{head.where.line} (the head of that report)")
+    if causes and (head := next((e for e in _cut_off(tl) if _head_cut(e)), None)):
+        f.fetch_next.append(_head_to_fetch(head))
     _what_to_fetch(tl, f)
     _unmapped_on_other_nodes(tl, f)
 
@@ -227,18 +227,22 @@ def _cut_report(e: Event, f: Findings) -> None:
     """What an error report cut off says, and what to fetch: the head that named the error, above an excerpt
     that opens inside the report (`cut_off: head`), else the traceback's `Type: message` end."""
     who, at = f"rank {e.rank}" if e.rank is not None else "a process", f"{e.where.source}:{e.where.line}"
-    if e.facts.get("cut_off") == "head":
+    if _head_cut(e):
         f.reasoning.append(
             f"the lines open at {at} inside an error report of {who} whose head, which names the error, is "
             "above the cut: something failed, but the lines do not say what"
         )
-        f.fetch_next.append(f"the lines before {at} (the head of that report)")
+        f.fetch_next.append(_head_to_fetch(e))
         return
     f.reasoning.append(
         f"{who} printed a traceback at {at} that is cut off before its `Type: message` line: something raised, "
         "but the lines do not say what"
     )
     f.fetch_next.append(f"the rest of {who}'s output after {at} (the traceback's end)")
+
+
+def _head_to_fetch(e: Event) -> str:
+    return f"the lines before {e.where.source}:{e.where.line} (the head of that report)"
 
 
 def _ended_from_outside(tl: Timeline, f: Findings) -> Event | None:
@@ -342,6 +346,11 @@ def _cut_off_of(tl: Timeline, r: RankState) -> Event | None:
 
 def _is_cut_off(e: Event) -> bool:
     return e.facts.get("cut_off") in ("1", "head")
+
+
+def _head_cut(e: Event) -> bool:
+    """A report the lines open in, its head (which named the error) above the cut (`cut_off: head`)."""
+    return e.facts.get("cut_off") == "head"
 
 
 def _what_to_fetch(tl: Timeline, f: Findings) -> None:
@@ -469,31 +478,37 @@ def _cap_for_cut_tracebacks(tl: Timeline, f: Findings) -> None:
     if first is None or first.rank is None:
         return
     for e in _cut_off(tl):
-        if e.rank is None and e.facts.get("cut_off") == "head" and _earlier_line(e, first):
-            where = f"{e.where.source}:{e.where.line}"
-            f.cap(Confidence.MEDIUM, f"the lines open inside another process's error report ({where}), cut above")
-            f.notes.append(
-                f"the lines open at {where} inside an error report of a process no line names, its head above the "
-                "cut: that process may have failed first"
-            )
+        if (said := _cut_rival(e, first, f)) is not None:
+            f.cap(Confidence.MEDIUM, said[0])
+            f.notes.append(said[1])
             return
-        if e.rank is None or e.rank == first.rank or e.rank in f.collateral:
-            continue
-        if e.time is None or first.time is None or e.time.earliest <= first.time.latest:
-            where = f"{e.where.source}:{e.where.line}"
-            f.cap(Confidence.MEDIUM, f"rank {e.rank} raised too ({where}, cut off) and nothing orders it after")
-            f.notes.append(
-                f"rank {e.rank} printed a traceback cut off before its exception line at {where}: it raised "
-                "too, and nothing shows it came after this death"
-            )
-            return
+
+
+def _cut_rival(e: Event, first: FirstDeath, f: Findings) -> tuple[str, str] | None:
+    """Why a cut-off report may hide an earlier death than the named one (the cap, the note), else None: another
+    process's report the lines open in above the death, or another rank's traceback nothing orders after it."""
+    where = f"{e.where.source}:{e.where.line}"
+    if e.rank is None and _head_cut(e) and _earlier_line(e, first):
+        return (
+            f"the lines open inside another process's error report ({where}), cut above",
+            f"the lines open at {where} inside an error report of a process no line names, its head above the "
+            "cut: that process may have failed first",
+        )
+    if e.rank is None or e.rank == first.rank or e.rank in f.collateral:
+        return None
+    if e.time is None or first.time is None or e.time.earliest <= first.time.latest:
+        return (
+            f"rank {e.rank} raised too ({where}, cut off) and nothing orders it after",
+            f"rank {e.rank} printed a traceback cut off before its exception line at {where}: it raised "
+            "too, and nothing shows it came after this death",
+        )
+    return None
 
 
 def _earlier_line(e: Event, first: FirstDeath) -> bool:
     """Whether the event is printed above the named death's decisive line, in the same input."""
-    return bool(first.evidence) and any(
-        ev.where.source == e.where.source and e.where.line < ev.where.line for ev in first.evidence[:1]
-    )
+    decisive = first.evidence[0].where if first.evidence else None
+    return decisive is not None and decisive.source == e.where.source and e.where.line < decisive.line
 
 
 def _maybe_before(tl: Timeline, u: Unattributed, death: TimeSpan | None) -> bool:

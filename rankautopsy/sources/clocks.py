@@ -374,6 +374,12 @@ _KERNEL_BY_FIRST = _by_first_char(_KERNEL_FORMS)
 _KERNEL_PREFIX = _compile(r"<\d{1,3}>|[a-z]{2,8} *:[a-z]{3,7} *: ")
 
 
+def _kernel_start(text: str) -> int:
+    """Where a kernel-log line's stamp may begin: after `dmesg -r`'s `<6>` or `dmesg -x`'s facility and level."""
+    prefix = _KERNEL_PREFIX.match(text) if text[:1] == "<" or text[:1].islower() else None
+    return prefix.end() if prefix else 0
+
+
 _YEARLESS: frozenset[_Builder] = frozenset({_from_glog, _from_leveled, _from_syslog, _from_reltime})
 
 
@@ -381,8 +387,7 @@ def yearless_stamp(text: str, kernel: bool = False) -> str | None:
     """The stamp that heads this line (a message, or a kernel-log line) when it has no year of its own, so
     that its date took `ClockContext.year`; else None."""
     if kernel:
-        prefix = _KERNEL_PREFIX.match(text) if text[:1] == "<" or text[:1].islower() else None
-        pos = prefix.end() if prefix else 0
+        pos = _kernel_start(text)
         forms = ((f.pattern, f.wall) for f in _KERNEL_BY_FIRST.get(text[pos : pos + 1], ()))
     else:
         pos = _stamp_start(text)
@@ -409,8 +414,7 @@ def parse_kernel_line(text: str, ctx: ClockContext) -> KernelStamp | None:
 
     Journal lines of other programs keep their `ident[pid]: ` in `rest`.
     """
-    prefix = _KERNEL_PREFIX.match(text) if text[:1] == "<" or text[:1].islower() else None
-    pos = prefix.end() if prefix else 0
+    pos = _kernel_start(text)
     for form in _KERNEL_BY_FIRST.get(text[pos : pos + 1], ()):
         m = form.pattern.match(text, pos)
         if m is not None:

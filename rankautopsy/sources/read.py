@@ -342,6 +342,9 @@ class _DockerJson(_Decompressing):
 
     def __init__(self, raw: io.RawIOBase | io.BytesIO) -> None:
         super().__init__(raw)
+        import json  # not at the top: most logs are no such records
+
+        self._loads = json.loads
         self._rest = b""
         self._pending = b""
 
@@ -353,23 +356,20 @@ class _DockerJson(_Decompressing):
                 return b""
             lines = (self._rest + data).split(b"\n")
             self._rest = lines.pop() if data else b""
-            self._pending = b"".join(map(_docker_record, lines))
+            self._pending = b"".join(self._record(line) for line in lines)
         out, self._pending = self._pending[:size], self._pending[size:]
         return out
 
-
-def _docker_record(line: bytes) -> bytes:
-    import json
-
-    try:
-        record = json.loads(line)
-        text, stream, time = record["log"], record.get("stream", "stdout"), record.get("time", "")
-    except (ValueError, TypeError, KeyError, AttributeError):
-        return line + b"\n"
-    if not all(isinstance(x, str) for x in (text, stream, time)):
-        return line + b"\n"
-    text = text[:-1] if text.endswith("\n") else text
-    return f"{time} {stream} F {text.replace(chr(10), ' ')}\n".encode("utf-8", "surrogateescape")
+    def _record(self, line: bytes) -> bytes:
+        try:
+            record = self._loads(line)
+            text, stream, time = record["log"], record.get("stream", "stdout"), record.get("time", "")
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return line + b"\n"
+        if not all(isinstance(x, str) for x in (text, stream, time)):
+            return line + b"\n"
+        text = text[:-1] if text.endswith("\n") else text
+        return f"{time} {stream} F {text.replace(chr(10), ' ')}\n".encode("utf-8", "surrogateescape")
 
 
 class _ZstdFeed:
