@@ -104,6 +104,24 @@ def test_a_file_read_through_a_decoder_is_read_whole_once_it_settles(
     assert [i.lines for i in watcher.result.inputs] == [len(RAISE.splitlines())]
 
 
+def test_a_docker_json_file_log_is_followed_a_read_at_a_time(tmp_path: Path) -> None:
+    """Docker's json-file records are decoded as they are appended, not held back until the file settles."""
+    record = lambda line: json.dumps({"log": line + "\n", "stream": "stderr", "time": "2026-11-29T07:00:09Z"})  # noqa: E731
+    lines = RAISE.splitlines()
+    log = tmp_path / "0123abcd-json.log"
+    log.write_text("".join(record(line) + "\n" for line in lines[:1]))
+    watcher = _watcher([tmp_path], settle=60.0)
+    watcher.poll(0.0)
+    with log.open("a") as out:
+        out.write("".join(record(line) + "\n" for line in lines[1:]))
+    watcher.poll(0.5)  # still growing: a file read only whole would not be read yet
+    assert watcher.result is not None and watcher.result.verdict.first_death is not None
+    assert watcher.result.verdict.first_death.cause is Cause.PYTHON_EXCEPTION
+    assert verdict_key(watcher.result.verdict) == verdict_key(diagnose(Options(paths=[str(tmp_path)])).verdict)
+    assert [i.lines for i in watcher.result.inputs] == [len(lines)]
+    assert watcher.streams[str(log)].offset == log.stat().st_size
+
+
 def _watch(args: list[str], cwd: Path) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "rankautopsy", "watch", *args],

@@ -16,6 +16,7 @@ from rankautopsy.scan.engine import Engine
 from rankautopsy.scan.matcher import CompiledRule
 from rankautopsy.sources.discover import Source
 from rankautopsy.sources.lines import Line, Stream, build_stream, last_signs
+from rankautopsy.sources.read import docker_lines, is_docker_json
 
 CONTEXT_LINES = 2000  # lines before the new bytes that may be rescanned with them (a traceback's reach)
 REACH = 400  # an assembled event that starts this close to the end may still grow: rescanned with what follows
@@ -41,7 +42,9 @@ class Followed:
         self.pending = b""  # an unterminated last line, waiting for its end
         self.resume = 0  # the first line the next window must start at (absolute, 1-based)
         self.reads: list[tuple[int, str]] = []  # (lines consumed after a read, when it was read: ISO, UTC)
-        self.whole = source.path is not None and (source.compressed or source.path.suffix == ".gz")  # only whole
+        self.records = source.compressed and _docker_json(source.path)  # decoded a read at a time
+        whole = (source.compressed and not self.records) or (source.path is not None and source.path.suffix == ".gz")
+        self.whole = source.path is not None and whole  # read only whole, once it settles
 
     def changed(self) -> bool:
         """Whether the file was truncated or replaced (rotated) since the last read."""
@@ -71,7 +74,7 @@ class Followed:
             data = data[:end]
         self.offset += len(data)
         self.identity = _identity(self.source.path)
-        return data
+        return _records(data) if self.records else data
 
     def feed(
         self,
@@ -158,6 +161,21 @@ def _identity(path: Path | None) -> tuple[int, int, int] | None:
     except OSError:
         return None
     return st.st_dev, st.st_ino, st.st_size
+
+
+def _docker_json(path: Path | None) -> bool:
+    try:
+        with open(path or "", "rb") as handle:
+            return is_docker_json(handle.read(16))
+    except OSError:
+        return False
+
+
+def _records(data: bytes) -> bytes:
+    """Whole json-file lines (and perhaps an unterminated last one), decoded one line out per line in."""
+    lines = data.split(b"\n")
+    tail = lines.pop()
+    return docker_lines([*lines, tail] if tail else lines)
 
 
 def _window_source(source: Source, window: bytes, base: int) -> Source:

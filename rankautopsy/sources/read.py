@@ -305,7 +305,29 @@ class _Unpack(_Decompressing):
             return b""
 
 
-class _Utf16(_Decompressing):
+class _Recoding(_Decompressing):
+    """Text re-encoded as it is read, line for line (line numbers hold); subclasses say how (`_recode`)."""
+
+    def __init__(self, raw: io.RawIOBase | io.BytesIO) -> None:
+        super().__init__(raw)
+        self._pending = b""
+
+    def _next(self, size: int) -> bytes:
+        while not self._pending:
+            data = self._raw.read(_GZIP_IN) or b""
+            self._pending = self._recode(data)
+            if not data and not self._pending:
+                self._finish(None)
+                return b""
+        out, self._pending = self._pending[:size], self._pending[size:]
+        return out
+
+    def _recode(self, data: bytes) -> bytes:
+        """The output of the next raw bytes (`b""` at the end: what is still held back)."""
+        raise NotImplementedError
+
+
+class _Utf16(_Recoding):
     """UTF-16 text re-encoded as UTF-8 as it is read: line feeds stay one per line, so line numbers hold."""
 
     def __init__(self, raw: io.RawIOBase | io.BytesIO) -> None:
@@ -313,17 +335,9 @@ class _Utf16(_Decompressing):
         import codecs
 
         self._decoder = codecs.getincrementaldecoder("utf-16")("replace")  # the BOM says the order
-        self._pending = b""
 
-    def _next(self, size: int) -> bytes:
-        if not self._pending:
-            data = self._raw.read(_GZIP_IN)
-            self._pending = self._decoder.decode(data or b"", not data).encode("utf-8", "surrogateescape")
-            if not data and not self._pending:
-                self._finish(None)
-                return b""
-        out, self._pending = self._pending[:size], self._pending[size:]
-        return out
+    def _recode(self, data: bytes) -> bytes:
+        return self._decoder.decode(data, not data).encode("utf-8", "surrogateescape")
 
 
 # Docker's json-file logging driver (and Kubernetes nodes on the Docker runtime, /var/log/containers/*.log): one
@@ -335,41 +349,41 @@ def is_docker_json(head: bytes) -> bool:
     return _DOCKER_JSON.match(head) is not None
 
 
-class _DockerJson(_Decompressing):
+def docker_lines(lines: list[bytes]) -> bytes:
     """Docker's json-file records as the CRI file lines Kubernetes' own runtimes write (`TIME STREAM F msg`),
     which the prefix layers read: one line out per record, so line numbers hold; a line that is no record
     is passed on as it is."""
+    import json  # not at the top: most logs are no such records
+
+    return b"".join(_docker_line(json.loads, line) for line in lines)
+
+
+def _docker_line(loads: Callable[[bytes], Any], line: bytes) -> bytes:
+    try:
+        record = loads(line)
+        text, stream, time = record["log"], record.get("stream", "stdout"), record.get("time", "")
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return line + b"\n"
+    if not all(isinstance(x, str) for x in (text, stream, time)):
+        return line + b"\n"
+    text = text[:-1] if text.endswith("\n") else text
+    return f"{time} {stream} F {text.replace(chr(10), ' ')}\n".encode("utf-8", "surrogateescape")
+
+
+class _DockerJson(_Recoding):
+    """A json-file log read as `docker_lines` makes it."""
 
     def __init__(self, raw: io.RawIOBase | io.BytesIO) -> None:
         super().__init__(raw)
-        import json  # not at the top: most logs are no such records
-
-        self._loads = json.loads
         self._rest = b""
-        self._pending = b""
 
-    def _next(self, size: int) -> bytes:
-        while not self._pending:
-            data = self._raw.read(_GZIP_IN)
-            if not data and not self._rest:
-                self._finish(None)
-                return b""
-            lines = (self._rest + data).split(b"\n")
-            self._rest = lines.pop() if data else b""
-            self._pending = b"".join(self._record(line) for line in lines)
-        out, self._pending = self._pending[:size], self._pending[size:]
-        return out
-
-    def _record(self, line: bytes) -> bytes:
-        try:
-            record = self._loads(line)
-            text, stream, time = record["log"], record.get("stream", "stdout"), record.get("time", "")
-        except (ValueError, TypeError, KeyError, AttributeError):
-            return line + b"\n"
-        if not all(isinstance(x, str) for x in (text, stream, time)):
-            return line + b"\n"
-        text = text[:-1] if text.endswith("\n") else text
-        return f"{time} {stream} F {text.replace(chr(10), ' ')}\n".encode("utf-8", "surrogateescape")
+    def _recode(self, data: bytes) -> bytes:
+        if not data:  # the end: an unterminated last line, if any
+            rest, self._rest = self._rest, b""
+            return docker_lines([rest]) if rest else b""
+        lines = (self._rest + data).split(b"\n")
+        self._rest = lines.pop()
+        return docker_lines(lines)
 
 
 class _ZstdFeed:
