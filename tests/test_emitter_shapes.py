@@ -1199,6 +1199,37 @@ def test_a_failed_cuda_check_adds_nothing_under_its_own_error_line(tmp_path: Pat
     assert [e.cause for e in d.events if e.rank == 1 and e.role.value == "cause"] == [cause]
 
 
+def _watchdog_timeout_report(prefix: str, head: bool) -> str:
+    """The NCCL watchdog's timeout with c10's C++ stack, its `Watchdog caught` line optional."""
+    lib = "(0x7f6aaafa5672 in /opt/venv/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so)"
+    lines = [
+        "[E1129 07:40:01.123456789 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum=42, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600081 milliseconds "
+        "before timing out.",
+    ][: int(head)]
+    lines += [
+        "Exception raised from checkTimeout at /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:632 (most "
+        "recent call first):",
+        f"frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 {lib}",
+        "frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, "
+        f"std::ratio<1l, 1000l> > >) + 0x282 {lib}",
+        f"frame #2: c10d::ProcessGroupNCCL::watchdogHandler() + 0x233 {lib}",
+        f"frame #3: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x14d {lib}",
+    ]
+    return "".join(f"{prefix}{line}\n" for line in lines)
+
+
+def test_the_watchdogs_timeout_stack_without_its_message_is_still_a_collective_timeout(tmp_path: Path) -> None:
+    """c10's frames of WorkNCCL::checkTimeout, the message above them cut away: a job that failed of a timeout (no
+    rank named), not one with no failure; under the message, the frames add no second timeout."""
+    frames = _watchdog_timeout_report("", head=False).splitlines(keepends=True)[2:]  # opens on frame #1
+    d = run(tmp_path / "cut", {"console.log": "".join(frames)})
+    assert d.verdict.outcome is Outcome.UNDETERMINED and d.verdict.first_death is None
+    assert [e.cause for e in d.events if e.role.value == "symptom"] == [Cause.COLLECTIVE_TIMEOUT]
+    d = run(tmp_path / "whole", {"console.log": steps(0, 3) + _watchdog_timeout_report("[rank1]:", head=True)})
+    assert [e.rule for e in d.events if e.cause is Cause.COLLECTIVE_TIMEOUT] == ["pytorch.nccl-watchdog-timeout"]
+
+
 _HYDRA_HINT = "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace.\n"
 _OOM = (
     "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 192.00 MiB. GPU 1 has a total capacity of 79.15 "

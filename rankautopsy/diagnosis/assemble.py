@@ -510,23 +510,32 @@ def build_events(
 
 def _untold_tails(events: list[Event]) -> list[Event]:
     """A report's tail line (`REPORT_TAIL`) counts only where its head was cut away: not after a cause or an
-    exception of its channel (Hydra's hint under an ActorDiedError, a symptom), nor after another tail of the
-    same report, in the `REPORT_LINES` lines before it; a tail tied to no rank, not after one of any rank (c10's
-    message goes on, unprefixed, under the `[rank3]:` line that began it)."""
+    exception of its channel (Hydra's hint under an ActorDiedError), nor after a symptom of its kind (the C++
+    stack under a `Watchdog caught` line), nor after another tail of the same report, in the `REPORT_LINES`
+    lines before it; a tail tied to no rank, not after one of any rank (c10's message goes on, unprefixed,
+    under the `[rank3]:` line that began it)."""
     out: list[Event] = []
-    last: dict[int | None, int] = {}  # rank -> the last line of its latest cause or exception event
-    latest = -REPORT_LINES - 1  # of any rank: an unranked tail may be the rest of a ranked head's message
+    last: dict[tuple[int | None, str], int] = {}  # (rank, kind) -> the last line of its latest such event
+    latest: dict[str, int] = {}  # kind -> the same, of any rank
     for e in events:
-        if e.role is not Role.CAUSE and "exc_type" not in e.facts:
+        kind = _report_kind(e)
+        if kind is None:
             out.append(e)
             continue
-        before = latest if e.rank is None else last.get(e.rank, -REPORT_LINES - 1)
-        told = e.where.line - before <= REPORT_LINES
-        last[e.rank] = max([e.where.line, *(ev.where.line for ev in e.lines)])
-        latest = max(latest, last[e.rank])
-        if not (told and e.role is Role.CAUSE and e.facts.get(REPORT_TAIL) == "1"):
+        before = latest.get(kind) if e.rank is None else last.get((e.rank, kind))
+        told = before is not None and e.where.line - before <= REPORT_LINES
+        last[e.rank, kind] = max([e.where.line, *(ev.where.line for ev in e.lines)])
+        latest[kind] = max(latest.get(kind, 0), last[e.rank, kind])
+        if not (told and e.role in (Role.CAUSE, Role.SYMPTOM) and e.facts.get(REPORT_TAIL) == "1"):
             out.append(e)
     return out
+
+
+def _report_kind(e: Event) -> str | None:
+    """What a report's head and tail share: a cause or an exception, or a symptom of one kind."""
+    if e.role is Role.CAUSE or "exc_type" in e.facts:
+        return "cause"
+    return f"symptom:{e.cause}" if e.role is Role.SYMPTOM else None
 
 
 def _one_per_line(events: list[Event]) -> list[Event]:
