@@ -11,7 +11,7 @@ from test_verdict import run, step_lines
 from typer.testing import CliRunner
 
 from rankautopsy.cli import app
-from rankautopsy.model import Cause, Confidence, Outcome, Role
+from rankautopsy.model import Cause, Confidence, Effect, Outcome, Role
 
 
 def failed(local_rank: int, code: int, pid: int, second: int = 5) -> str:
@@ -31,6 +31,32 @@ def test_ranks_that_all_abort_together_are_undetermined_not_a_guess(tmp_path: Pa
     assert first is not None and (first.rank, first.cause) == (None, Cause.ABORT)
     assert d.verdict.confidence is Confidence.LOW
     assert any("own logs" in step for step in d.verdict.fetch_next)
+
+
+@pytest.mark.parametrize(
+    ("raised", "cause"),
+    [
+        ("RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/NCCLUtils.hpp:82, invalid argument, NCCL version 2.4.8",
+         Cause.NCCL_ERROR),
+        ("ValueError: bad sample 7", Cause.PYTHON_EXCEPTION),
+        ("", Cause.SILENT_EXIT),
+    ],
+)  # fmt: skip
+def test_ranks_that_all_exit_1_under_an_exception_tied_to_no_rank_share_its_cause(
+    tmp_path: Path, raised: str, cause: Cause
+) -> None:
+    """srun's exit lines right under an exception no line ties to a rank: the exits are no part of its message,
+    and exit status 1 is how Python ends after an uncaught one, so the tie is of that cause, not of silent exits."""
+    head = f'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n{raised}\n' if raised else ""
+    console = head + (
+        "srun: error: node-0: tasks 0-3: Exited with exit code 1\n"
+        "srun: error: node-1: tasks 4-7: Exited with exit code 1\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    first = d.verdict.first_death
+    assert d.verdict.outcome is Outcome.UNDETERMINED and d.verdict.confidence is Confidence.LOW
+    assert first is not None and (first.rank, first.cause) == (None, cause)
+    assert [r.rank for r in d.ranks] == list(range(8))
 
 
 def test_an_abort_after_a_watchdog_fired_is_no_first_death_and_one_before_it_is(tmp_path: Path) -> None:
@@ -281,25 +307,46 @@ def test_an_exit_report_tied_to_no_rank_still_says_how_a_process_died(tmp_path: 
     assert first is not None and (first.rank, first.cause) == (None, Cause.KILLED)
 
 
-@pytest.mark.parametrize(
-    ("exit_type", "outcome"),
-    [("SYSTEM_ERROR", Outcome.UNDETERMINED), ("INTENDED_USER_EXIT", Outcome.NO_FAILURE)],
+_ACTOR_DIED = (
+    "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.\n"
+    "\tclass_name: RayTrainWorker\n\tpid: 43514\n\tip: 127.0.0.1\n"
+    "The actor is dead because its worker process has died. Worker exit type: {}\n"
 )
-def test_a_dead_ray_actor_tied_to_no_rank_is_a_failure_but_an_intended_exit_is_not(
-    tmp_path: Path, exit_type: str, outcome: Outcome
+_END_OF_FILE = "Worker exit detail: Worker unexpectedly exits with a connection error code 2. End of file."
+_DRIVER_FRAMES = (
+    "Traceback (most recent call last):\n"
+    '  File "/verl/trainer/main_ppo.py", line 64, in main\n'
+    "    run_ppo(config)\n"
+    '  File "/verl/single_controller/ray/base.py", line 46, in func\n'
+    "    output = ray.get(output)\n"
+)
+
+
+@pytest.mark.parametrize("frames", ["", _DRIVER_FRAMES])
+@pytest.mark.parametrize(
+    ("exit_type", "exits", "seen"),
+    [
+        (f"SYSTEM_ERROR {_END_OF_FILE}", 1, []),  # the process vanished: how, Ray cannot tell
+        (f"INTENDED_USER_EXIT {_END_OF_FILE}", 0, []),
+        ("NODE_OUT_OF_MEMORY Worker exit detail: Task was killed due to the node running low on memory.", 1,
+         [Cause.HOST_OOM]),
+    ],
+)  # fmt: skip
+def test_a_dead_ray_actor_tied_to_no_rank_fails_the_job_and_only_a_failed_exit_is_an_exit(
+    tmp_path: Path, frames: str, exit_type: str, exits: int, seen: list[Cause]
 ) -> None:
-    """The driver's ActorDiedError and the actor's death cause; no line maps pid 43514 to a rank."""
-    console = (
-        step_lines(0, 3)
-        + step_lines(1, 3)
-        + "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.\n"
-        + "\tclass_name: RayTrainWorker\n\tpid: 43514\n\tip: 127.0.0.1\n"
-        + f"The actor is dead because its worker process has died. Worker exit type: {exit_type} Worker exit "
-        + "detail: Worker unexpectedly exits with a connection error code 2. End of file.\n"
-    )
+    """The driver's ActorDiedError (bare, or ending its traceback) is a call that failed: the job failed, of a
+    process no line maps to a rank (pid 43514). The sentence under it that says how the actor ended is an exit
+    of its own, not part of the caller's exception, unless the exit was intended; Ray's memory monitor's is a
+    host OOM."""
+    console = step_lines(0, 3) + step_lines(1, 3) + frames + _ACTOR_DIED.format(exit_type)
     d = run(tmp_path, {"console.log": console})
-    assert d.verdict.outcome is outcome
-    assert d.verdict.first_death is None
+    first = d.verdict.first_death
+    assert d.verdict.outcome is Outcome.UNDETERMINED
+    assert (first.rank, first.cause) == (None, seen[0]) if first is not None else not seen  # a cause, no rank
+    assert [e.cause for e in d.events if e.role is Role.SYMPTOM] == [Cause.PEER_LOST]
+    assert len([e for e in d.events if Effect.EXIT in e.effects]) == exits
+    assert [u.cause for u in d.verdict.unattributed] == seen
 
 
 def _rich_traceback(width: int) -> str:

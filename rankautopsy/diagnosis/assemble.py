@@ -169,11 +169,12 @@ def assemble_traceback(
     stream: Stream,
     start: int,
     memo: dict[int, int | None] | None = None,
-    progress: Callable[[int], bool] | None = None,
+    own_line: Callable[[int], bool] | None = None,
 ) -> Assembled:
     """A traceback from its header to its `Type: message` line. `memo` (per stream) holds where the
     headers already passed through ended: a run of headers is read once, not once per header. A
-    message never goes on over a line that `progress` says reports a step (the program's next line)."""
+    message never goes on over a line that `own_line` says is an event of its own (a step: the program's next
+    line; a process's end, even where the message goes on with it: Ray's `The actor is dead because ...`)."""
     result = Assembled(start)
     if stream.ranks[start] is None:  # torch.multiprocessing.spawn re-prints a child's traceback under a header
         for j in range(start - 1, max(-1, start - 3), -1):
@@ -214,7 +215,7 @@ def assemble_traceback(
         if (
             not text.strip()
             or stream.times[k] is not None
-            or (progress is not None and progress(k))
+            or (own_line is not None and own_line(k))
             or text.startswith(_TB_CONTINUE)
             or _RULE.match(text)
             or _LOG_RECORD.match(text)
@@ -561,14 +562,14 @@ class _Known:
 
     stamps: Stamps
     stream: Stream
-    rules: Sequence[CompiledRule]  # a line a progress rule of them matches is never an exception's message
+    rules: Sequence[CompiledRule]  # a line a progress or exit rule of them matches is no exception's message
     ends: dict[int, int | None] = field(default_factory=dict)
     chained: set[int] = field(default_factory=set)  # headers of tracebacks chained under an earlier one
     classified: dict[tuple[str, str, Cause, Role], tuple[Cause, Role, Hit | None]] = field(default_factory=dict)
 
-    def is_progress(self, i: int) -> bool:
+    def is_own_line(self, i: int) -> bool:
         hits = match_line(self.stream.texts[i], self.rules, self.stream.kind)  # the list whose needles are kept
-        return any(h.rule.rule.role is Role.PROGRESS for h in hits)
+        return any(h.rule.rule.role is Role.PROGRESS or Effect.EXIT in h.rule.rule.effects for h in hits)
 
 
 def _thinned(events: list[Event]) -> list[Event]:
@@ -644,7 +645,7 @@ def _event(
             effects = effects | by.rule.rule.effects
     elif rule.assemble is not None and rule.assemble is not Assembly.RECORD:
         assembled = (
-            assemble_traceback(stream, hit.index, known.ends, known.is_progress)
+            assemble_traceback(stream, hit.index, known.ends, known.is_own_line)
             if rule.assemble is Assembly.TRACEBACK
             else _ASSEMBLERS[rule.assemble](stream, hit.index)
         )

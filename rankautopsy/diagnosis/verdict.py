@@ -425,9 +425,9 @@ def _unattributed(tl: Timeline, candidates: Sequence[Candidate]) -> list[Unattri
         if e.pid is None or firsts[(e.where.source, e.host, e.pid)] == e.where.line
     ]
     for i in tl.loose_exits:
-        signal = as_signal(exit_code(tl.events[i].facts))
-        if signal is not None:
-            loose.append(Unattributed(signal_cause(signal), tl.events[i].where, tl.events[i].text))
+        e = tl.events[i]
+        if (signal := as_signal(exit_code(e.facts))) is not None:
+            loose.append(Unattributed(Cause.HOST_OOM if "oom" in e.facts else signal_cause(signal), e.where, e.text))
     return loose
 
 
@@ -1182,14 +1182,27 @@ def _abort_of_a_watchdog(tl: Timeline, f: Findings, first: Candidate, seen: Even
     _what_to_fetch(tl, f)
 
 
+_RAISED = frozenset({Cause.PYTHON_EXCEPTION, Cause.CUDA_OOM, Cause.CUDA_ERROR, Cause.NCCL_ERROR})
+
+
+def _one_unranked_raise(f: Findings) -> Unattributed | None:
+    """The first of the exceptions seen tied to no rank, where they are all of one kind: exit status 1, with
+    no line of the rank's own, is how Python ends after an uncaught one."""
+    raised = [u for u in f.unattributed if u.cause in _RAISED]
+    return raised[0] if len({u.cause for u in raised}) == 1 else None
+
+
 def _undetermined_tie(tl: Timeline, f: Findings, first: Candidate, alike: list[Candidate]) -> None:
     """Several ranks ended the same way (all SIGABRT, all SIGKILL) and nothing orders them: the exits
     alone cannot say who went first (a watchdog's abort hits every rank in the same second)."""
     ranks = sorted(c.rank for c in [first, *alike] if c.rank is not None)
     f.outcome = Outcome.UNDETERMINED
     f.first = FirstDeath(rank=None, cause=first.cause, rule=None, detail=first.detail, method="tie")
+    if exit_code(tl.events[first.evidence[0]].facts) == 1 and (u := _one_unranked_raise(f)) is not None:
+        told = f"exit code 1, after {_label(u.cause)} tied to no rank ({u.where.source}:{u.where.line})"
+        f.first = replace(f.first, cause=u.cause, detail=told)
     f.reasoning[:] = [
-        f"rank(s) {ranges(ranks)} all ended with the same exit ({first.detail}) and nothing orders them: "
+        f"rank(s) {ranges(ranks)} all ended with the same exit ({f.first.detail}) and nothing orders them: "
         "an exit status alone cannot say which died first"
     ]
     f.cap(Confidence.LOW, "several ranks ended the same way and no line of their own orders them")
