@@ -1230,6 +1230,41 @@ def test_the_watchdogs_timeout_stack_without_its_message_is_still_a_collective_t
     assert [e.rule for e in d.events if e.cause is Cause.COLLECTIVE_TIMEOUT] == ["pytorch.nccl-watchdog-timeout"]
 
 
+def _torch_logged(header: str, lines: list[str]) -> str:
+    return "".join(f"{header} {line}\n" for line in lines)
+
+
+def test_a_traceback_logged_through_torchs_logger_is_read_under_its_header_and_a_relay_dates_no_death(
+    tmp_path: Path,
+) -> None:
+    """torch._logging repeats its header on every line of a record: MultiProcessTestCase's `Caught exception:`
+    is rank 1's own exception; the elastic agent's log of a spawned child's error is a relay, written after the
+    child died, so its stamp is no time of that death (the failure table's, and the teardown, bound it)."""
+    own = _torch_logged("[rank1]:E1129 07:10:05.000000 4712 common_distributed.py:939]", [
+        "Caught exception: ", "Traceback (most recent call last):", '  File "/t/test_dist.py", line 77, in test_x',
+        "    fn()", "AssertionError: Tensor-likes are not close!",
+    ])  # fmt: skip
+    d = run(tmp_path / "own", {"console.log": steps(0, 3, minute=10) + own})
+    assert first(d) == (1, Cause.PYTHON_EXCEPTION)
+    assert d.verdict.first_death is not None and d.verdict.first_death.detail.startswith("AssertionError")
+    agent = "E1129 07:10:09.000000 30180 torch/distributed/elastic/multiprocessing/api.py:836]"
+    relay = _torch_logged(agent, [
+        "failed (exitcode: 1) local_rank: 1 (pid: 30189) of fn: train (start_method: fork)",
+        "Traceback (most recent call last):", '  File "/venv/torch/multiprocessing/spawn.py", line 211, in join',
+        "    raise ProcessRaisedException(msg, error_index, failed_process.pid)",
+        "torch.multiprocessing.spawn.ProcessRaisedException: ", "", "-- Process 1 terminated with the following error:",
+        "Traceback (most recent call last):", '  File "/job/job.py", line 143, in __getitem__',
+        "    raise ValueError(f'corrupt sample {idx}')", "ValueError: corrupt sample 85",
+    ])  # fmt: skip
+    teardown = _torch_logged("W1129 07:10:08.000000 30180 torch/multiprocessing/spawn.py:165]",
+                             ["Terminating process 30188 via signal SIGTERM"])  # fmt: skip
+    d = run(tmp_path / "relay", {"console.log": steps(0, 3, minute=10) + teardown + relay})
+    death = d.verdict.first_death
+    assert first(d) == (1, Cause.PYTHON_EXCEPTION)
+    assert death is not None and death.time is not None
+    assert death.time.latest.second <= 8  # before the teardown, not at the relay's 07:10:09
+
+
 _HYDRA_HINT = "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace.\n"
 _OOM = (
     "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 192.00 MiB. GPU 1 has a total capacity of 79.15 "

@@ -689,6 +689,27 @@ def test_vllms_header_is_a_layer_whose_date_is_the_lines_stamp(
     assert strip_prefixes(f"{message} {stamp} {where}")[1].stamp is None  # only at the head of a line
 
 
+@given(
+    st.sampled_from("FEWIVC"),
+    st.integers(1, 12),
+    st.sampled_from(["torch/distributed/elastic/multiprocessing/api.py:836] ", "common_distributed.py:939] [0/0] "]),
+    st.sampled_from(["", "[rank1]:", "[default0]:"]),
+    st.sampled_from(["Traceback (most recent call last):", '  File "/x.py", line 1, in f', "ValueError: bad", ""]),
+)
+def test_torchs_logging_header_is_a_layer_whose_date_is_the_lines_stamp(
+    level: str, month: int, where: str, tag: str, message: str
+) -> None:
+    """torch._logging repeats `E0207 07:54:31.862000 4712 path:N] ` on every line of a record (a logged
+    traceback), under PyTorch's `[rankN]:` or the tee's `[default0]:`."""
+    stamp = f"{level}{month:02d}07 07:54:31.862000"
+    text, prefix = strip_prefixes(f"{tag}{stamp} 4712 {where}{message}")
+    assert text == message and prefix.stamp == stamp
+    assert prefix.rank == (1 if tag == "[rank1]:" else None)
+    assert strip_prefixes(f"{message} {stamp} 4712 {where}")[1].stamp is None  # only at the head of a line
+    c10 = f"[{stamp} ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective operation timeout"
+    assert strip_prefixes(c10)[0] == c10  # c10's C++ header is no layer: one line a record
+
+
 def test_docker_composes_container_column_is_a_layer_where_it_is_the_streams_shape() -> None:
     lines = [f"llm-server-1  | INFO 11-08 11:01:{s:02d} [loggers.py:116] throughput {s}" for s in range(8)]
     lines += ["llm-server-1  | Traceback (most recent call last):", 'router-1      |   File "/x.py", line 1, in f']

@@ -676,6 +676,8 @@ def _event(
         if "table_traceback" in facts:
             _recorded_exception(facts, stream.kind, rules, budget)
     time, open_ended = line_time(stream, hit.index, known.stamps)
+    if facts.get("spawn_raised") == "1" and stream.times[hit.index] is not None:
+        time, open_ended = None, False  # its stamp is the parent's, relaying it after the child died (torch's logger)
     if open_ended:
         facts["time_open"] = "1"  # nothing later in this channel bounds it: the timeline closes it
     elif time is not None and stream.times[hit.index] is None:

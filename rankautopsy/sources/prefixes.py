@@ -1,8 +1,9 @@
 """Launcher prefixes, stripped from the outside in; what they say about the line is kept.
 
 Only launcher/transport layers are stripped (kubernetes, mpirun, srun, torchrun's tee, PyTorch's
-`[rankN]:`). Log-format headers (timestamps, c10 `[E1129 ...]`, levels) stay in the message: the
-clocks and the rules read them.
+`[rankN]:`), and the headers of logging formats that repeat them on every line of a record (vLLM's,
+torch._logging's: a traceback logged through them), whose stamp is kept. Other log-format headers
+(timestamps, c10 `[E1129 ...]`, levels) stay in the message: the clocks and the rules read them.
 """
 
 from __future__ import annotations
@@ -47,6 +48,12 @@ _RAY_REPEATED = recache.compile(r" \[repeated \d{1,9}x across cluster\](?: \(Ray
 _LEVELED = recache.compile(
     r"(?P<stamp>(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,9})?) "
     r"\[?[\w.-]{1,80}:\d{1,9}\] ?"
+)
+# PyTorch's own logging format (torch._logging's TorchLogsFormatter: torchrun's agent, torch.distributed, the
+# test harness), likewise repeated on every line of a record: `E0207 07:54:31.862000 4712 path/api.py:939] `,
+# a compile's trace id after it (`[0/0] `). Its stamp is the line's.
+_TORCH_HEADER = recache.compile(
+    r"(?P<stamp>[FEWIVC]\d{4} \d\d:\d\d:\d\d\.\d{6}) \d{1,9} [^\s\]]{1,300}:\d{1,9}\](?: \[[\d/]{1,40}\])? ?"
 )
 # `docker compose up` / `docker compose logs`: each line under its container's name padded to the longest,
 # `vllm-server-1  | `. Only where it is the stream's shape.
@@ -209,7 +216,7 @@ def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str,
         and not profile.compose
         and ": [" not in line[:80]
         and line[:8] not in _HARNESS
-        and not (line[0] in "DIWEC" and _LEVELED.match(line))
+        and not _record_header(line, 0)
     ):
         return line, NO_PREFIX
     rank = local_rank = task = pid = None
@@ -259,11 +266,18 @@ def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str,
             local_rank, pos = int(m["lrank"]), m.end()
         else:
             break
-    if line[pos : pos + 1] in "DIWEC" and (m := _LEVELED.match(line, pos)) is not None:
+    if (m := _record_header(line, pos)) is not None:
         stamp, pos = m["stamp"], m.end()
     if pos == 0:
         return line, NO_PREFIX
     return line[pos:], Prefix(rank, local_rank, task, host, pid, stamp, ray)
+
+
+def _record_header(line: str, pos: int) -> re.Match[str] | None:
+    """A logging format's header that its formatter repeats on every line of a record (vLLM's, torch's)."""
+    if line[pos : pos + 1] in "DIWEC" and (m := _LEVELED.match(line, pos)) is not None:
+        return m
+    return _TORCH_HEADER.match(line, pos) if line[pos : pos + 1] in "FEWIVC" else None
 
 
 def _stamp_at(line: str, pos: int, profile: Profile) -> re.Match[str] | None:
