@@ -1230,6 +1230,31 @@ def test_the_watchdogs_timeout_stack_without_its_message_is_still_a_collective_t
     assert [e.rule for e in d.events if e.cause is Cause.COLLECTIVE_TIMEOUT] == ["pytorch.nccl-watchdog-timeout"]
 
 
+_PG = "[PG ID 0 PG GUID 0(default_pg) Rank {r}]"
+_DUMPING = {
+    "trace": "[rank{r}]:[E626 16:48:25.440243908 ProcessGroupNCCL.cpp:670] Stack trace of the failed collective not "
+    "found, potentially because FlightRecorder is disabled. You can enable it by setting TORCH_NCCL_TRACE_BUFFER_SIZE "
+    "to a non-zero value.",
+    "dump": "[rank{r}]:[E626 16:48:25.440228878 ProcessGroupNCCL.cpp:1533] " + _PG + " ProcessGroupNCCL preparing to "
+    "dump debug info. Include stack trace: 1",
+    "observed": "[rank{r}]:[E626 16:48:25.110800000 ProcessGroupNCCL.cpp:1685] " + _PG + " Observed flight recorder "
+    "dump signal from another rank via TCPStore.",
+    "own": "[rank{r}]:[E430 05:09:49.553722875 ProcessGroupNCCL.cpp:1743] " + _PG + " Received a dump signal due to "
+    "a collective timeout from this local ",  # a viewer's hard wrap after `local`
+}
+
+
+@pytest.mark.parametrize("kinds", [["trace", "dump"], ["observed"], ["own", "dump"]])
+def test_ranks_dumping_their_flight_records_are_waiters_of_a_failed_job(tmp_path: Path, kinds: list[str]) -> None:
+    """Lines of ProcessGroupNCCL's failure path (the watchdog's stack of the failed collective, the debug dump,
+    another rank's dump signal observed, a timeout of its own) say that the job failed and that the rank that
+    printed them was alive and waiting: no rank among them is the culprit, nor is the job free of failure."""
+    lines = [_DUMPING[kinds[i % len(kinds)]].format(r=r) for i, r in enumerate((1, 3, 5, 7))]
+    d = run(tmp_path, {"console.log": "\n".join(lines) + "\n"})
+    assert d.verdict.outcome is Outcome.UNDETERMINED and d.verdict.first_death is None
+    assert {e.rank for e in d.events if e.role.value == "symptom"} == {1, 3, 5, 7}
+
+
 def _torch_logged(header: str, lines: list[str]) -> str:
     return "".join(f"{header} {line}\n" for line in lines)
 
