@@ -349,6 +349,23 @@ def test_a_dead_ray_actor_tied_to_no_rank_fails_the_job_and_only_a_failed_exit_i
     assert [u.cause for u in d.verdict.unattributed] == seen
 
 
+@pytest.mark.parametrize(
+    "failure",
+    [
+        _DRIVER_FRAMES + "ray.exceptions.WorkerCrashedError: The worker died unexpectedly while executing this task. "
+        "Check python-core-worker-*.log files for more information.\n",
+        "[2025-11-23 22:52:54,526 E 51567 51567] core_worker_process.cc:223: Failed to register worker to Raylet: "
+        "IOError: Failed to read data from the socket: End of file worker_id=01000000ffffffffffffffffffffffff\n",
+    ],
+)
+def test_a_ray_process_lost_to_a_dead_worker_or_raylet_fails_the_job(tmp_path: Path, failure: str) -> None:
+    """The caller's WorkerCrashedError, a core worker that cannot register with its raylet: the job failed,
+    of a process the lines do not name."""
+    d = run(tmp_path, {"console.log": step_lines(0, 3) + step_lines(1, 3) + failure})
+    assert d.verdict.outcome is Outcome.UNDETERMINED and d.verdict.first_death is None
+    assert [e.cause for e in d.events if e.role is Role.SYMPTOM] == [Cause.PEER_LOST]
+
+
 def _rich_traceback(width: int) -> str:
     """What rich's traceback handler (`rich.traceback.install()`) prints, from rich itself."""
     import io
