@@ -59,6 +59,19 @@ def test_ranks_that_all_exit_1_under_an_exception_tied_to_no_rank_share_its_caus
     assert [r.rank for r in d.ranks] == list(range(8))
 
 
+@pytest.mark.parametrize(("own_lines", "said"), [(True, "exit code 1, no message"), (False, "none of its own lines")])
+def test_an_exit_1_with_no_error_line_says_whether_the_rank_spoke_at_all(
+    tmp_path: Path, own_lines: bool, said: str
+) -> None:
+    """`no message` is a claim only where the rank's own lines are in the logs; with the launcher's report alone,
+    the detail says that the rank's output is missing, not that it was silent."""
+    console = (step_lines(1, 3) if own_lines else "") + failed(1, 1, 4201)
+    d = run(tmp_path, {"console.log": console})
+    first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (1, Cause.SILENT_EXIT)
+    assert said in first.detail and (own_lines or "no message in these logs" in first.detail)
+
+
 def test_an_abort_after_a_watchdog_fired_is_no_first_death_and_one_before_it_is(tmp_path: Path) -> None:
     """NCCL's watchdog ends a rank it finds stuck with SIGABRT. An exit of -6 that the launcher noticed after a
     watchdog's timeout line (an untagged tee: not tied to a rank) may be that abort: undetermined. An abort

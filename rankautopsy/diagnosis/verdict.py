@@ -762,7 +762,7 @@ def _candidate(tl: Timeline, r: RankState, teardown: datetime | None, began: dat
         cause, detail = crash[1], f"exit code {code} ({crash[0]}, a Windows crash)"
     else:
         cause = signal_cause(-code) if code < 0 else Cause.SILENT_EXIT
-        detail = f"exit code {code}" + (f" ({signal_name(-code)})" if code < 0 else ", no message")
+        detail = f"exit code {code}" + (f" ({signal_name(-code)})" if code < 0 else _no_message(tl, r))
     if r.exit.oom:
         cause, detail = Cause.HOST_OOM, "the scheduler reports it ran out of memory (" + detail + ")"
     time = _death_time(tl, r, None, {})
@@ -777,6 +777,17 @@ def _candidate(tl: Timeline, r: RankState, teardown: datetime | None, began: dat
         phase=_phase(tl, r, r.exit.event, began),
         reported=_death_bounds(tl, r, None, teardown),
     )
+
+
+def _no_message(tl: Timeline, r: RankState) -> str:
+    """What an exit status alone leaves unsaid: the rank printed nothing of its failure, or these logs hold
+    none of its own lines (only a launcher's report of its exit), so whether it did is not known."""
+    spoke = (
+        r.last_seen is not None
+        or r.rank in tl.quiet
+        or any(not {Effect.EXIT, Effect.TEARDOWN} & tl.events[i].effects for i in r.events)
+    )
+    return ", no message" if spoke else ", no message in these logs: none of its own lines are here"
 
 
 def _exit_cause(e: Event) -> Cause | None:
