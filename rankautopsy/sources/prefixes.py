@@ -266,7 +266,10 @@ def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str,
             local_rank, pos = int(m["lrank"]), m.end()
         else:
             break
-    if (m := _record_header(line, pos)) is not None:
+    head = line[pos : pos + 1]  # a record header's (written out: this runs for every line read)
+    if (head in "DIWEC" and (m := _LEVELED.match(line, pos)) is not None) or (
+        head in "FEWIVC" and (m := _TORCH_HEADER.match(line, pos)) is not None
+    ):
         stamp, pos = m["stamp"], m.end()
     if pos == 0:
         return line, NO_PREFIX
