@@ -1255,6 +1255,48 @@ def test_ranks_dumping_their_flight_records_are_waiters_of_a_failed_job(tmp_path
     assert {e.rank for e in d.events if e.role.value == "symptom"} == {1, 3, 5, 7}
 
 
+_BARRIER = "02/21/2022 13:46:{s} - INFO - torch.distributed.distributed_c10d -   "
+_SHAPES = {
+    "store barrier that completed": (
+        _BARRIER.format(s=14) + "Waiting in store based barrier to initialize process group for rank: 3, key: "
+        "store_based_barrier_key:1 (world_size=6, worker_count=4, timeout=0:30:00)\n"
+        + _BARRIER.format(s=15)
+        + "Rank 0: Completed store-based barrier for key:store_based_barrier_key:1 with 6 nodes.\n",
+        Outcome.NO_FAILURE, None,
+    ),
+    "HCCL socket timeout under torch_npu's error": (
+        "[rank1]: Traceback (most recent call last):\n"
+        '[rank1]:   File "/x/distributed_c10d.py", line 2501, in all_reduce\n'
+        "[rank1]:     work = group.allreduce([tensor], opts)\n"
+        "[rank1]: RuntimeError: InnerRunOpApi:torch_npu/csrc/framework/OpParamMaker.cpp:281 OPS function error: "
+        "HcclAllreduce, error code is 6\n"
+        "[rank1]: EI0006: [PID: 1292363] 2025-04-08-18:07:20.444.436 Getting socket times out. Reason: Remote Rank did "
+        "not send the data in time. Please check the reason for the rank being stuck\n",
+        Outcome.UNDETERMINED, None,
+    ),
+    "Open MPI's daemons that did not start": (
+        "ORTE was unable to reliably start one or more daemons.\nThis usually is caused by:\n",
+        Outcome.UNDETERMINED, None,
+    ),
+    "a DataLoader worker's traceback cut above its Original header": (
+        "Original Traceback (most recent call last):\n"
+        '  File "/venv/torch/utils/data/_utils/worker.py", line 287, in _worker_loop\n'
+        "    data = fetcher.fetch(index)\nIndexError: _Map_base::at\n",
+        Outcome.UNDETERMINED, Cause.PYTHON_EXCEPTION,
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("shape", list(_SHAPES))
+def test_what_an_emitter_prints_reads_as_it_means(tmp_path: Path, shape: str) -> None:
+    """A start-up barrier that completed is no hang; HCCL's socket timeout makes the collective's error a symptom;
+    mpirun's daemons that did not start end the job; a worker's re-raised traceback is an exception, rank unknown."""
+    text, outcome, cause = _SHAPES[shape]
+    d = run(tmp_path, {"console.log": text})
+    assert d.verdict.outcome is outcome
+    assert first(d) == (None, cause)
+
+
 def _torch_logged(header: str, lines: list[str]) -> str:
     return "".join(f"{header} {line}\n" for line in lines)
 
