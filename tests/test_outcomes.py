@@ -72,6 +72,42 @@ def test_an_exit_1_with_no_error_line_says_whether_the_rank_spoke_at_all(
     assert said in first.detail and (own_lines or "no message in these logs" in first.detail)
 
 
+_AGENT = "W0823 16:54:02.337000 4100 torch/distributed/elastic/"
+_SIGNALLED = (
+    _AGENT
+    + "agent/server/api.py:688] Received Signals.SIGTERM death signal, shutting down workers\n"
+    + "".join(
+        _AGENT + f"multiprocessing/api.py:857] Sending process {p} closing signal SIGTERM\n" for p in (6236, 6239)
+    )
+    + "Traceback (most recent call last):\n"
+    '  File "/usr/local/bin/torchrun", line 33, in <module>\n'
+    '  File "/usr/local/lib/python3.10/dist-packages/torch/distributed/run.py", line 900, in main\n'
+)  # the agent's own traceback (its SignalException), cut by the excerpt
+
+
+@pytest.mark.parametrize("before", ["", "raise"])
+def test_a_launcher_stopped_from_outside_killed_the_job_unless_a_rank_failed_first(tmp_path: Path, before: str) -> None:
+    """torchrun's agent got SIGTERM from outside and shut its workers down: where no rank's own failure comes
+    first, the job was killed (no rank, low, and who sent it is the thing to fetch); a rank that raised before
+    is still the first death."""
+    raised = "".join(f"[rank1]:{line}\n" for line in _FRAMES) if before else ""
+    d = run(tmp_path, {"console.log": step_lines(0, 3) + raised + _SIGNALLED})
+    first = d.verdict.first_death
+    if before:
+        assert first is not None and (first.rank, first.cause) == (1, Cause.PYTHON_EXCEPTION)
+        return
+    assert d.verdict.outcome is Outcome.UNDETERMINED and d.verdict.confidence is Confidence.LOW
+    assert first is not None and (first.rank, first.cause) == (None, Cause.KILLED)
+    assert any("sacct" in step for step in d.verdict.fetch_next)
+
+
+_FRAMES = [
+    "Traceback (most recent call last):",
+    '  File "/opt/train.py", line 88, in <module>',
+    "ValueError: bad batch",
+]
+
+
 def test_an_abort_after_a_watchdog_fired_is_no_first_death_and_one_before_it_is(tmp_path: Path) -> None:
     """NCCL's watchdog ends a rank it finds stuck with SIGABRT. An exit of -6 that the launcher noticed after a
     watchdog's timeout line (an untagged tee: not tied to a rank) may be that abort: undetermined. An abort

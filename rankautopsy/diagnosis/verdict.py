@@ -14,6 +14,7 @@ from rankautopsy import recache
 from rankautopsy.diagnosis.timeline import RankState, Timeline, exit_code, expand_ranks, is_symptom
 from rankautopsy.model import (
     OPENS_CUT,
+    STOPPED_FROM_OUTSIDE,
     Cause,
     Confidence,
     Effect,
@@ -29,7 +30,7 @@ from rankautopsy.model import (
     Unattributed,
 )
 from rankautopsy.records import record
-from rankautopsy.signals import OUTSIDE_STOPS, as_signal, signal_cause, signal_name, windows_crash
+from rankautopsy.signals import OUTSIDE_STOPS, as_signal, signal_cause, signal_name, signal_number, windows_crash
 
 # How a rank was tied to its line, and whether that channel is reliable enough for `high`.
 _RELIABLE = frozenset({"prefix", "path", "pid", "launcher", "local_rank", "gpu"})
@@ -193,6 +194,9 @@ def _settle_without_culprit(tl: Timeline, f: Findings) -> None:
     if not f.unattributed and (report := _unranked_crash_report(tl)) is not None:
         e = tl.events[report[1]]  # a launcher's return code of a rank it does not name (DeepSpeed's)
         f.unattributed.append(Unattributed(signal_cause(report[0]), e.where, e.text))
+    if not f.unattributed and (stop := _launcher_stopped(tl)) is not None:
+        _say_killed_from_outside(f, stop)
+        return
     causes = {u.cause for u in f.unattributed}
     if len(causes) == 1:
         u = f.unattributed[0]
@@ -268,16 +272,35 @@ def _only_stopped(tl: Timeline) -> bool:
     return all(code in (0, None) or as_signal(code) in OUTSIDE_STOPS for code in codes)
 
 
+_WHO_ENDED = (
+    "who ended the job and why: the scheduler's record (`sacct -j JOBID -o JobID,State,ExitCode,Reason`,"
+    " `scontrol show job JOBID`, `kubectl describe pod`), or whoever sent the stop"
+)
+
+
 def _say_ended_from_outside(f: Findings, ended: Event) -> None:
     f.cap(Confidence.MEDIUM, "the job was ended from outside, and the logs do not say by whom")
     f.reasoning.append(
         f"the job was ended from outside ({ended.where.source}:{ended.where.line}: {ended.text.strip()[:160]})"
         " before any rank died: every rank seen was stopped with it, and no cause or symptom line precedes it"
     )
-    f.fetch_next.append(
-        "who ended the job and why: the scheduler's record (`sacct -j JOBID -o JobID,State,ExitCode,Reason`,"
-        " `scontrol show job JOBID`), or whoever sent the stop"
+    f.fetch_next.append(_WHO_ENDED)
+
+
+def _say_killed_from_outside(f: Findings, stop: Event) -> None:
+    """A launcher stopped by a signal from outside, no rank's own failure seen: the job was killed, no rank first."""
+    where = f"{stop.where.source}:{stop.where.line}"
+    f.unattributed.append(Unattributed(Cause.KILLED, stop.where, stop.text))
+    f.first = FirstDeath(
+        rank=None, cause=Cause.KILLED, rule=stop.rule, detail=stop.text.strip()[:200], method="unattributed",
+        evidence=(Evidence(stop.where, stop.text),),
+    )  # fmt: skip
+    f.cap(Confidence.LOW, "the launcher was stopped from outside; by whom, and whether a rank died first, is not told")
+    f.reasoning.append(
+        f"the launcher received a stop signal from outside ({where}) and shut the job down, and no rank's own"
+        " failure is seen before it: the job was killed, by whom the logs do not say"
     )
+    f.fetch_next.append(_WHO_ENDED)
 
 
 def _hung_without_culprit(tl: Timeline, f: Findings) -> bool:
@@ -1500,6 +1523,18 @@ def _unranked_crash(tl: Timeline) -> tuple[Cause, int] | None:
         if e.rank is None and e.role is Role.CAUSE and e.cause in (*_CRASH_CAUSES, Cause.HOST_OOM)
     ]
     return found[0] if found and len({c for c, _ in found}) == 1 else None
+
+
+def _launcher_stopped(tl: Timeline) -> Event | None:
+    """The first line of a launcher saying it received a stop signal from outside (`STOPPED_FROM_OUTSIDE`)."""
+    return next(
+        (
+            e
+            for e in tl.events
+            if e.facts.get(STOPPED_FROM_OUTSIDE) == "1" and signal_number(e.facts.get("signal")) in OUTSIDE_STOPS
+        ),
+        None,
+    )
 
 
 def _unranked_crash_report(tl: Timeline) -> tuple[int, int] | None:
