@@ -1278,6 +1278,12 @@ _SHAPES = {
         "ORTE was unable to reliably start one or more daemons.\nThis usually is caused by:\n",
         Outcome.UNDETERMINED, None,
     ),
+    "the store's server that could not listen": (
+        "[W socket.cpp:464] [c10d] The server socket has failed to bind to [::]:12355 (errno: 98 - Address already in "
+        "use).\ntorch.distributed.DistNetworkError: The server socket has failed to listen on any local network "
+        "address. The server socket has failed to bind to [::]:12355 (errno: 98 - Address already in use).\n",
+        Outcome.UNDETERMINED, Cause.PYTHON_EXCEPTION,
+    ),
     "a DataLoader worker's traceback cut above its Original header": (
         "Original Traceback (most recent call last):\n"
         '  File "/venv/torch/utils/data/_utils/worker.py", line 287, in _worker_loop\n'
