@@ -1284,6 +1284,14 @@ _SHAPES = {
         "address. The server socket has failed to bind to [::]:12355 (errno: 98 - Address already in use).\n",
         Outcome.UNDETERMINED, Cause.PYTHON_EXCEPTION,
     ),
+    "Neuron's collectives timing out in their bootstrap": (
+        "".join(
+            f"2023-Aug-01 16:14:43.0{n}10 332066:3325{n} [{n}] bootstrap.cc:89 CCOM WARN Timeout waiting for incoming "
+            "connection (waited 120 sec)\n"
+            for n in (26, 27, 31)
+        ),
+        Outcome.UNDETERMINED, None,
+    ),
     "a DataLoader worker's traceback cut above its Original header": (
         "Original Traceback (most recent call last):\n"
         '  File "/venv/torch/utils/data/_utils/worker.py", line 287, in _worker_loop\n'
