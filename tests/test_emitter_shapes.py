@@ -1292,6 +1292,17 @@ _SHAPES = {
         ),
         Outcome.UNDETERMINED, None,
     ),
+    "kubectl's pod that ended in Error": (
+        "NAME                  READY   STATUS    RESTARTS   AGE\n"
+        "pytorchjob-master-0   1/1     Running   0          12m\n"
+        "pytorchjob-worker-0   0/1     Error     0          12m\n",
+        Outcome.UNDETERMINED, None,
+    ),
+    "kubectl's pod that was OOMKilled": (
+        "NAME                  READY   STATUS      RESTARTS     AGE\n"
+        "pytorchjob-worker-3   0/1     OOMKilled   2 (5m ago)   1h\n",
+        Outcome.UNDETERMINED, Cause.HOST_OOM,
+    ),
     "a DataLoader worker's traceback cut above its Original header": (
         "Original Traceback (most recent call last):\n"
         '  File "/venv/torch/utils/data/_utils/worker.py", line 287, in _worker_loop\n'
