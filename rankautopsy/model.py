@@ -187,11 +187,11 @@ OPENS_CUT = "opens_cut"
 # `Exception raised from c10_cuda_check_implementation` under `CUDA error: ...`): it speaks only when no cause
 # or exception of its channel was read in the REPORT_LINES lines before it (assemble.py).
 REPORT_TAIL = "report_tail"
+REPORT_LINES = 60
 # The static fact of a rule whose line says that a launcher itself received a stop signal (`signal`) from outside
 # and stopped the job (torchrun's `Received 15 death signal`): where no rank's own failure is seen, the job was
 # killed, by whom the logs do not say (verdict.py).
 STOPPED_FROM_OUTSIDE = "stopped_from_outside"
-REPORT_LINES = 60
 
 
 @record(kw_only=True)

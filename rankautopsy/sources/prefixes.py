@@ -216,7 +216,8 @@ def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str,
         and not profile.compose
         and ": [" not in line[:80]
         and line[:8] not in _HARNESS
-        and not _record_header(line, 0)
+        and not (line[0] in "DIWEC" and _LEVELED.match(line))
+        and not (line[0] in "FEWIVC" and _TORCH_HEADER.match(line))
     ):
         return line, NO_PREFIX
     rank = local_rank = task = pid = None
@@ -266,7 +267,7 @@ def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str,
             local_rank, pos = int(m["lrank"]), m.end()
         else:
             break
-    head = line[pos : pos + 1]  # a record header's (written out: this runs for every line read)
+    head = line[pos : pos + 1]  # a header repeated on every line of a record (vLLM's, torch's)
     if (head in "DIWEC" and (m := _LEVELED.match(line, pos)) is not None) or (
         head in "FEWIVC" and (m := _TORCH_HEADER.match(line, pos)) is not None
     ):
@@ -274,13 +275,6 @@ def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str,
     if pos == 0:
         return line, NO_PREFIX
     return line[pos:], Prefix(rank, local_rank, task, host, pid, stamp, ray)
-
-
-def _record_header(line: str, pos: int) -> re.Match[str] | None:
-    """A logging format's header that its formatter repeats on every line of a record (vLLM's, torch's)."""
-    if line[pos : pos + 1] in "DIWEC" and (m := _LEVELED.match(line, pos)) is not None:
-        return m
-    return _TORCH_HEADER.match(line, pos) if line[pos : pos + 1] in "FEWIVC" else None
 
 
 def _stamp_at(line: str, pos: int, profile: Profile) -> re.Match[str] | None:
