@@ -173,6 +173,22 @@ def test_hydra_rank_labels_only_where_the_stream_is_labelled() -> None:
     assert strip_prefixes("[2] Fatal Python error") == ("[2] Fatal Python error", Prefix())
 
 
+def test_bracketed_numbers_that_count_up_line_by_line_are_a_viewers_line_numbers_not_ranks() -> None:
+    """`[1824] frame #2: ...`, `[1825] ...`: a paste's line numbers, stripped; MPICH's `[3] ` labels of ranks
+    printing round robin count up too, but go back, and stay ranks."""
+    numbered = [f"[{1824 + i}] {text}" for i, text in enumerate(
+        ["frame #2: c10d::ProcessGroupNCCL::watchdogHandler()", "frame #3: clone + 0x44", "",
+         "[rank4]:[E602 11:18:52.531176265 ProcessGroupNCCL.cpp:684] [Rank 4] Some NCCL operations have failed"]
+    )]  # fmt: skip
+    profile = sniff_profile(numbered)
+    assert profile.numbered and not profile.hydra
+    assert strip_prefixes(numbered[-1], profile=profile)[1].rank == 4
+    round_robin = [f"[{r}] step {s}" for s in range(3) for r in range(4)]
+    profile = sniff_profile(round_robin)
+    assert profile.hydra and not profile.numbered
+    assert strip_prefixes(round_robin[5], profile=profile) == ("step 1", Prefix(rank=1))
+
+
 @given(st.text(max_size=200))
 @settings(max_examples=300)
 def test_strip_prefixes_never_raises_and_only_removes_a_head(line: str) -> None:

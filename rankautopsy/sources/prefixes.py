@@ -102,8 +102,9 @@ _LAYER_STAMP = recache.compile(
 # A wrapper that logs its child's lines under its own stamp and the record's level (`[2024-09-09 19:22:16]
 # [INFO] Traceback ...`: a launcher app, a job runner): the level tag after a layer stamp.
 _LEVEL_TAG = recache.compile(r"\[(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|CRITICAL|FATAL)\] ")
-# Viewer exports with leading line numbers: `1234  message` / `1234\tmessage`.
-_NUMBERED = recache.compile(r" *(?P<n>\d{1,9})(?:\t| {2,}|: )")
+# Viewer exports with leading line numbers: `1234  message` / `1234\tmessage` / `[1234] message` (which reads as
+# MPICH's `[3] ` rank label but counts up line by line, never going back).
+_NUMBERED = recache.compile(r" *(?:(?P<n>\d{1,9})(?:\t| {2,}|: )|\[(?P<b>\d{1,9})\] )")
 # A tqdm bar another process left on the line without a newline: `  42%|████▏ | 5/12 [00:01<00:01, 4.5it/s]`.
 _TQDM = recache.compile(r" *[0-9]{1,3}%\|[^|\n]{0,200}\| *[^\[\n]{0,40}\[[^\]\n]{0,80}\]")
 # torchrun's tee: `[default3]:` (local rank, no space). `[rank3]:` is PyTorch's own, handled below.
@@ -474,6 +475,9 @@ _MOSTLY_BLOCK = 256
 
 
 def _counting(lines: list[str]) -> bool:
-    numbers = [int(m["n"]) for line in lines if (m := _NUMBERED.match(line))]
+    found = [m for line in lines if (m := _NUMBERED.match(line))]
+    numbers = [int(m["n"] or m["b"]) for m in found]
     steps = sum(1 for a, b in itertools.pairwise(numbers) if b == a + 1)
+    if any(m["b"] for m in found) and any(b <= a for a, b in itertools.pairwise(numbers)):
+        return False  # ranks' `[3] ` labels, interleaved round robin, count up too, but go back
     return steps >= 0.7 * max(1, len(numbers) - 1)
