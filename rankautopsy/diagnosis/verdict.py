@@ -255,8 +255,8 @@ def _ended_from_outside(tl: Timeline, f: Findings) -> Event | None:
     operator's Ctrl-C). Of several, the one that says when it ended the job (`at`), else the first."""
     if f.unattributed or f.collateral or _cut_off(tl) or not tl.ranks:
         return None
-    if any(e.role in (Role.CAUSE, Role.SYMPTOM) for e in tl.events):
-        return None
+    if any(e.role in (Role.CAUSE, Role.SYMPTOM) or Effect.AFTER_DEATH in e.effects for e in tl.events):
+        return None  # a line that says a process of the job had died: not stopped before any death
     if not tl.ranks.keys() <= f.torn_down.keys() | f.clean:
         return None
     if not _only_stopped(tl):
