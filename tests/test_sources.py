@@ -688,7 +688,14 @@ def test_a_stream_is_a_pytest_report_by_its_banner_or_by_marked_lines() -> None:
     st.sampled_from(["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]),
     st.integers(1, 12),
     st.integers(1, 28),
-    st.sampled_from(["[core.py:502] ", "multiproc_executor.py:135] ", "[gpu_model_runner.py:2011] "]),
+    st.sampled_from(
+        [
+            "[core.py:502] ",
+            "multiproc_executor.py:135] ",
+            "[gpu_model_runner.py:2011] ",
+            "[v1/executor/multiproc_executor.py:932] ",
+        ]
+    ),
     st.sampled_from(["", "(VllmWorker TP3 pid=4101) ", "(VllmWorker rank=3 pid=4101) ", "(EngineCore_DP0 pid=77) "]),
     st.sampled_from(["Traceback (most recent call last):", '  File "/x.py", line 1, in f', "step 3", ""]),
     st.sampled_from(["", "(LLMRayActor pid=585804) "]),

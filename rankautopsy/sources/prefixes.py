@@ -47,7 +47,7 @@ _RAY_REPEATED = recache.compile(r" \[repeated \d{1,9}x across cluster\](?: \(Ray
 # date are the line's stamp; the header holds nothing else a rule reads.
 _LEVELED = recache.compile(
     r"(?P<stamp>(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,9})?) "
-    r"\[?[\w.-]{1,80}:\d{1,9}\] ?"
+    r"\[?[\w./-]{1,120}:\d{1,9}\] ?"  # the file, relative to vLLM's package where its logger is set so
 )
 # PyTorch's own logging format (torch._logging's TorchLogsFormatter: torchrun's agent, torch.distributed, the
 # test harness), likewise repeated on every line of a record: `E0207 07:54:31.862000 4712 path/api.py:939] `,
