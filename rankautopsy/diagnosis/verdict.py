@@ -223,8 +223,25 @@ def _settle_without_culprit(tl: Timeline, f: Findings) -> None:
         )
     if causes and (head := next((e for e in _cut_off(tl) if _head_cut(e)), None)):
         f.fetch_next.append(_head_to_fetch(head))
+    _left_out_of_the_teardown(tl, f)
     _what_to_fetch(tl, f)
     _unmapped_on_other_nodes(tl, f)
+
+
+def _left_out_of_the_teardown(tl: Timeline, f: Findings) -> None:
+    """A process of the job had died (an `after_death` line: SLURM cancelling a step for a task's failure) and the
+    launcher stopped every rank but one (seen, or implied by the ranks above it): that one is where to look. A
+    hint, not a verdict: the lines do not say why it was left out."""
+    if not any(Effect.AFTER_DEATH in e.effects for e in tl.events) or not f.torn_down:
+        return
+    settled = f.torn_down.keys() | f.clean | f.collateral.keys()
+    left = sorted((tl.ranks.keys() | set(_missing_ranks(tl, True))) - settled)
+    if len(left) == 1:
+        f.reasoning.append(
+            f"a process of the job had died, and the launcher stopped every rank but rank {left[0]}: the likeliest"
+            " one to have died first, though no line of it says so"
+        )
+        f.fetch_next.append(f"the output of rank {left[0]} (its own log, or its exit in the scheduler's record)")
 
 
 def _cut_report(e: Event, f: Findings) -> None:
