@@ -126,6 +126,17 @@ def test_a_step_slurm_cancelled_for_a_task_failure_was_not_stopped_from_outside(
     assert any("rank 2 (its own log" in step for step in d.verdict.fetch_next) is not outside
 
 
+def test_the_named_rule_is_the_one_that_read_the_decisive_line(tmp_path: Path) -> None:
+    """A traceback ending in a CUDA OOM: the death's rule is the OOM's rule, which read the exception line and gave
+    the cause, not the traceback's, whose title says only that something raised."""
+    tb = ["Traceback (most recent call last):", '  File "/opt/train.py", line 88, in <module>',
+          "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."]  # fmt: skip
+    d = run(tmp_path, {"console.log": step_lines(0, 3) + "".join(f"[rank1]:{line}\n" for line in tb)})
+    first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (1, Cause.CUDA_OOM)
+    assert first.rule is not None and first.rule != "python.traceback" and "oom" in first.rule
+
+
 def test_an_abort_after_a_watchdog_fired_is_no_first_death_and_one_before_it_is(tmp_path: Path) -> None:
     """NCCL's watchdog ends a rank it finds stuck with SIGABRT. An exit of -6 that the launcher noticed after a
     watchdog's timeout line (an untagged tee: not tied to a rank) may be that abort: undetermined. An abort

@@ -1348,11 +1348,12 @@ def _first_death(tl: Timeline, c: Candidate) -> FirstDeath:
     r = tl.ranks.get(c.rank) if c.rank is not None else None
     evidence = _evidence(tl, c.evidence)
     time, time_open = _before_a_noticed_death(tl, *c.reported)
+    decisive = tl.events[c.evidence[0]]
     return FirstDeath(
         rank=c.rank,
         cause=c.cause,
-        rule=c.rule,
-        host=r.host if r else tl.events[c.evidence[0]].host,
+        rule=decisive.facts.get("classified_by", c.rule) if decisive.rule == c.rule else c.rule,
+        host=r.host if r else decisive.host,
         pid=r.pid if r else None,
         time=time,
         time_open=time_open,
