@@ -200,14 +200,7 @@ def _settle_without_culprit(tl: Timeline, f: Findings) -> None:
     causes = {u.cause for u in f.unattributed}
     if len(causes) == 1:
         u = f.unattributed[0]
-        f.first = FirstDeath(
-            rank=None,
-            cause=u.cause,
-            rule=None,
-            detail=u.text.strip()[:200],
-            method="unattributed",
-            evidence=(Evidence(u.where, u.text),),
-        )
+        f.first = _unranked_death(u)
         f.cap(Confidence.LOW, "the cause was seen, but on no line tied to a rank")
         f.reasoning.append(
             f"{_label(u.cause)} ({u.cause.value}) is seen at {u.where.source}:{u.where.line}, but no rank is tied to it"
@@ -304,14 +297,19 @@ def _say_ended_from_outside(f: Findings, ended: Event) -> None:
     f.fetch_next.append(_WHO_ENDED)
 
 
+def _unranked_death(u: Unattributed, rule: str | None = None) -> FirstDeath:
+    """A death whose cause a line tied to no rank gives (`rule`: that line's, where it is a rule's own finding)."""
+    return FirstDeath(
+        rank=None, cause=u.cause, rule=rule, detail=u.text.strip()[:200], method="unattributed",
+        evidence=(Evidence(u.where, u.text),),
+    )  # fmt: skip
+
+
 def _say_killed_from_outside(f: Findings, stop: Event) -> None:
     """A launcher stopped by a signal from outside, no rank's own failure seen: the job was killed, no rank first."""
     where = f"{stop.where.source}:{stop.where.line}"
     f.unattributed.append(Unattributed(Cause.KILLED, stop.where, stop.text))
-    f.first = FirstDeath(
-        rank=None, cause=Cause.KILLED, rule=stop.rule, detail=stop.text.strip()[:200], method="unattributed",
-        evidence=(Evidence(stop.where, stop.text),),
-    )  # fmt: skip
+    f.first = _unranked_death(f.unattributed[-1], stop.rule)
     f.cap(Confidence.LOW, "the launcher was stopped from outside; by whom, and whether a rank died first, is not told")
     f.reasoning.append(
         f"the launcher received a stop signal from outside ({where}) and shut the job down, and no rank's own"
