@@ -594,3 +594,34 @@ def test_a_rank_below_the_highest_seen_that_left_no_line_caps_the_verdict(tmp_pa
     assert any("rank(s) 0 of the job left no log here" in c for c in d.verdict.caps)
     seen_all = run(tmp_path / "all", {"console.log": "0: step 3/10\n" + tail})
     assert seen_all.verdict.confidence is Confidence.HIGH
+
+
+def test_the_desync_reports_lagging_rank_is_the_hang_culprit(tmp_path: Path) -> None:
+    """TORCH_NCCL_DESYNC_DEBUG's report when every rank has a record: the rank behind the others' sequence."""
+    report = (
+        "[rank0]:[E515 18:36:47.341808597 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective operation"
+        " timeout: WorkNCCL(SeqNum=241, OpType=ALLREDUCE, NumelIn=6, NumelOut=6, Timeout(ms)=600000) ran for"
+        " 600086 milliseconds before timing out.\n"
+        "[rank0]:[E515 18:36:47.343377708 ProcessGroupNCCL.cpp:1937] Rank 0\n"
+        "\t - [0] Timeout at collective: ALLREDUCE, #315\n"
+        "\t - To our best knowledge, the lagging/dead/mismatched ranks that caused the desync are:\n"
+        "\t     [{lag}] finished collective #182, but didn't join collective #183 (count from 1)\n"
+        "\t - Snapshot of ranks' latest states:\n"
+        "\t   #315 started ranks:\n"
+        "\t     [0, 1, 2] started ALLREDUCE\n"
+    )
+    for lag in (3, 2):
+        d = run(tmp_path / str(lag), {"console.log": report.replace("{lag}", str(lag))})
+        assert d.verdict.outcome is Outcome.HANG and first(d) == (lag, Cause.HANG)
+
+
+def test_ddps_unused_parameter_error_names_the_rank_that_raised_it(tmp_path: Path) -> None:
+    message = (
+        "RuntimeError: Expected to have finished reduction in the prior iteration before starting a new one. "
+        "This error indicates that your module has parameters that were not used in producing loss.\n"
+        "Parameter indices which did not receive grad for rank {r}: 282 283\n"
+    )
+    for r in (1, 3):
+        d = run(tmp_path / str(r), {"console.log": TRACEBACK + message.replace("{r}", str(r))})
+        assert first(d) == (r, Cause.PYTHON_EXCEPTION)
+
