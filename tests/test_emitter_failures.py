@@ -625,3 +625,30 @@ def test_ddps_unused_parameter_error_names_the_rank_that_raised_it(tmp_path: Pat
         d = run(tmp_path / str(r), {"console.log": TRACEBACK + message.replace("{r}", str(r))})
         assert first(d) == (r, Cause.PYTHON_EXCEPTION)
 
+
+def test_mpich_before_3_1_ends_with_its_exit_string_and_no_pid_line(tmp_path: Path) -> None:
+    banner = HYDRA_BANNER.replace("=   PID 31340 RUNNING AT node01\n", "").replace("EXIT CODE: 9", "EXIT CODE: 135")
+    d = run(tmp_path, {"console.log": banner + "APPLICATION TERMINATED WITH THE EXIT STRING: Bus error (signal 7)\n"})
+    assert d.verdict.outcome is Outcome.UNDETERMINED
+    assert first(d) == (None, Cause.BUS_ERROR)
+
+
+@pytest.mark.parametrize(
+    ("error", "cause"), [("MPI_ERR_RANK: invalid rank", Cause.ABORT), ("MPI_ERR_OTHER: known error not in list", None)]
+)
+def test_an_mpi_call_that_failed_on_its_own_arguments_is_its_processs_abort(
+    tmp_path: Path, error: str, cause: Cause | None
+) -> None:
+    """Open MPI's MPI_ERRORS_ARE_FATAL report: a usage error is the caller's; an error a dead peer causes is not."""
+    report = "".join(
+        f"[bend001:21445] *** {line}\n"
+        for line in (
+            "An error occurred in MPI_Send",
+            "reported by process [139981018365953,21474836480]",
+            "on communicator MPI COMMUNICATOR 3 DUP FROM 0",
+            error,
+            "MPI_ERRORS_ARE_FATAL (processes in this communicator will now abort,",
+        )
+    )
+    d = run(tmp_path, {"console.log": report})
+    assert first(d) == (None, cause)
