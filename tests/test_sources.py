@@ -473,6 +473,8 @@ def test_unwrap_joins_a_terminals_hard_wrap_but_not_records_of_equal_length() ->
         "gpu-a100-7.cluster:1234:9876 [3] transport/net_ib.cc:2244 NCCL WARN NET/IB : Got completion",
         "WARNING:torch.distributed.run:Setting OMP_NUM_THREADS environment variable for each process",
         "INFO:__main__:rank 0 loaded the checkpoint",
+        "[E ProcessGroupNCCL.cpp:828] [Rank 6] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1)",
+        "[W1129 07:10:01.123456789 socket.cpp:752] [c10d] The client socket has failed to connect to [node01]:29500",
     ],
 )
 def test_records_without_a_timestamp_are_no_wrapped_rest(record: str) -> None:
@@ -482,6 +484,21 @@ def test_records_without_a_timestamp_are_no_wrapped_rest(record: str) -> None:
 
     steps = [f"2026-11-30 03:00:{i:02d},000 INFO [train.py:212] rank 0 step {i:03d} loss 2.5166" for i in range(12)]
     raw = list(enumerate(line for step in steps for line in (step, record)))
+    assert unwrap(raw, Profile()) == raw
+
+
+def test_c10_records_of_one_width_are_no_wrap() -> None:
+    """PyTorch 1.x's c10 header `[E ProcessGroupNCCL.cpp:828]` starts a record: six watchdog lines that all
+    came out 193 characters wide (the ranks' numbers of one width) are six records, not one wrapped line."""
+    from rankautopsy.sources.lines import unwrap
+
+    raw = [
+        (i, f"[E ProcessGroupNCCL.cpp:828] [Rank {r}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum="
+         f"{seq}, OpType={op}, Timeout(ms)=1800000) ran for 18027{i}{i} milliseconds before timing out.")
+        for i, (r, seq, op) in enumerate([(1, 15173, "ALLREDUCE"), (6, 15170, "BROADCAST"), (0, 15173, "ALLREDUCE"),
+                                          (7, 15170, "BROADCAST"), (3, 15173, "ALLREDUCE"), (2, 15173, "ALLREDUCE")])
+    ]  # fmt: skip
+    assert len({len(text) for _, text in raw}) == 1
     assert unwrap(raw, Profile()) == raw
 
 
