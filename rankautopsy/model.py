@@ -192,6 +192,10 @@ REPORT_LINES = 60
 # and stopped the job (torchrun's `Received 15 death signal`): where no rank's own failure is seen, the job was
 # killed, by whom the logs do not say (verdict.py).
 STOPPED_FROM_OUTSIDE = "stopped_from_outside"
+# The static fact of a rule whose exception relays a child's failure in its message (spawn's
+# `ProcessRaisedException: ` over `-- Process N terminated with the following error:`): where the relayed report is
+# cut off, a worker raised and the lines say neither which nor what (assemble.py: `cut_off: relay`).
+RELAYS = "relays"
 
 
 @record(kw_only=True)

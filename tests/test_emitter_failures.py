@@ -652,3 +652,20 @@ def test_an_mpi_call_that_failed_on_its_own_arguments_is_its_processs_abort(
     )
     d = run(tmp_path, {"console.log": report})
     assert first(d) == (None, cause)
+
+
+def test_spawns_relay_whose_childs_report_is_cut_off_is_a_failure_of_no_known_worker(tmp_path: Path) -> None:
+    parent = (
+        "Traceback (most recent call last):\n"
+        '  File "train_net.py", line 163, in <module>\n'
+        "    launch(\n"
+        '  File "torch/multiprocessing/spawn.py", line 160, in join\n'
+        "    raise ProcessRaisedException(msg, error_index, failed_process.pid)\n"
+        "torch.multiprocessing.spawn.ProcessRaisedException: \n"
+    )
+    cut = run(tmp_path / "cut", {"console.log": parent})
+    assert cut.verdict.outcome is Outcome.UNDETERMINED and first(cut) == (None, None)
+    assert any("relayed report is cut off" in r for r in cut.verdict.reasoning)
+    child = "\n-- Process 1 terminated with the following error:\n" + TRACEBACK + "KeyError: 'image_id'\n"
+    whole = run(tmp_path / "whole", {"console.log": parent + child})
+    assert first(whole) == (1, Cause.PYTHON_EXCEPTION)

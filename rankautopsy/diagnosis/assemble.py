@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from rankautopsy import recache
 from rankautopsy.model import (
     OPENS_CUT,
+    RELAYS,
     REPORT_LINES,
     REPORT_TAIL,
     Assembly,
@@ -225,8 +226,9 @@ def assemble_traceback(
         result.classify.append(k)
         result.end = k
     after = [k for k in itertools.islice(_channel_lines(stream, result.end), 3) if texts[k].strip()]
-    if after and _SPAWN_HEADER.match(texts[after[0]]):  # old spawn's `Exception:` relays the child's
-        result.classify.append(after[0])
+    if after and _SPAWN_HEADER.match(texts[after[0]]):  # the child's report that spawn relays follows
+        result.facts["relayed"] = "1"
+        result.classify.append(after[0])  # old spawn's plain `Exception:` is read by it
     return result
 
 
@@ -669,6 +671,8 @@ def _event(
         if by is not None:  # the classifying line's facts and effects are the event's too
             facts = {**_stated(by), **facts, "classified_by": by.rule.rule.id}
             effects = effects | by.rule.rule.effects
+        if facts.get(RELAYS) == "1" and "relayed" not in facts:
+            facts["cut_off"] = "relay"  # the child's report it relays is cut off: one raised, which and why unsaid
         if "ignored" in assembled.facts or "in_thread" in assembled.facts:
             cause, role, effects = Cause.CONTEXT, Role.CONTEXT, rule.effects
         if assembled.facts.get("relay_of", str(stream.ranks[hit.index])) != str(stream.ranks[hit.index]):

@@ -248,6 +248,13 @@ def _cut_report(e: Event, f: Findings) -> None:
         )
         f.fetch_next.append(_head_to_fetch(e))
         return
+    if e.facts.get("cut_off") == "relay":
+        f.reasoning.append(
+            f"{who} relayed at {at} the failure of a process it started, and the relayed report is cut off: a "
+            "worker raised, but the lines do not say which or what"
+        )
+        f.fetch_next.append(f"the output after {at}: the report of the worker it relays")
+        return
     f.reasoning.append(
         f"{who} printed a traceback at {at} that is cut off before its `Type: message` line: something raised, "
         "but the lines do not say what"
@@ -383,7 +390,7 @@ def _cut_off_of(tl: Timeline, r: RankState) -> Event | None:
 
 
 def _is_cut_off(e: Event) -> bool:
-    return e.facts.get("cut_off") in ("1", "head")
+    return e.facts.get("cut_off") in ("1", "head", "relay")
 
 
 def _head_cut(e: Event) -> bool:
