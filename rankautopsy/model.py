@@ -189,8 +189,9 @@ OPENS_CUT = "opens_cut"
 REPORT_TAIL = "report_tail"
 REPORT_LINES = 60
 # The static fact of a rule whose line says that a launcher itself received a stop signal (`signal`) from outside
-# and stopped the job (torchrun's `Received 15 death signal`): where no rank's own failure is seen, the job was
-# killed, by whom the logs do not say (verdict.py).
+# and stopped the job (torchrun's `Received 15 death signal`), or that the scheduler preempted it (submitit's
+# `this job is preempted`, no `signal`): where no rank's own failure is seen, the job was killed, by whom the logs
+# do not say (verdict.py).
 STOPPED_FROM_OUTSIDE = "stopped_from_outside"
 # The static fact of a rule whose exception relays a child's failure in its message (spawn's
 # `ProcessRaisedException: ` over `-- Process N terminated with the following error:`): where the relayed report is

@@ -108,6 +108,32 @@ _FRAMES = [
 ]
 
 
+_SUBMITIT = "submitit WARNING (2022-07-12 04:18:45,881) - Caught signal SIGUSR2 on learnfair0293: this job is {case}.\n"
+
+
+@pytest.mark.parametrize("before", ["", "raise"])
+def test_a_job_submitit_saw_preempted_was_stopped_from_outside_unless_a_rank_failed_first(
+    tmp_path: Path, before: str
+) -> None:
+    """submitit names the preemption its handler caught (SIGUSR2, no stop signal by number): killed from outside,
+    no rank, low; a rank that raised before it is still the first death."""
+    raised = "".join(f"[rank1]:{line}\n" for line in _FRAMES) if before else ""
+    d = run(tmp_path, {"console.log": step_lines(0, 3) + raised + _SUBMITIT.format(case="preempted")})
+    first = d.verdict.first_death
+    if before:
+        assert first is not None and (first.rank, first.cause) == (1, Cause.PYTHON_EXCEPTION)
+        return
+    assert d.verdict.outcome is Outcome.UNDETERMINED and d.verdict.confidence is Confidence.LOW
+    assert first is not None and (first.rank, first.cause) == (None, Cause.KILLED)
+    assert any("preempted by its scheduler" in line for line in d.verdict.reasoning)
+
+
+def test_a_job_submitit_saw_timed_out_ended_at_its_time_limit(tmp_path: Path) -> None:
+    d = run(tmp_path, {"console.log": step_lines(0, 3) + _SUBMITIT.format(case="timed-out")})
+    first = d.verdict.first_death
+    assert first is not None and first.cause is Cause.TIME_LIMIT
+
+
 @pytest.mark.parametrize(("why", "tasks"), [("DUE TO TASK FAILURE", "0-1,3"), ("DUE TO PREEMPTION", "0-3")])
 def test_a_step_slurm_cancelled_for_a_task_failure_was_not_stopped_from_outside(
     tmp_path: Path, why: str, tasks: str

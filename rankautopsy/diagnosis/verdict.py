@@ -317,11 +317,17 @@ def _say_killed_from_outside(f: Findings, stop: Event) -> None:
     where = f"{stop.where.source}:{stop.where.line}"
     f.unattributed.append(Unattributed(Cause.KILLED, stop.where, stop.text))
     f.first = _unranked_death(f.unattributed[-1], stop.rule)
-    f.cap(Confidence.LOW, "the launcher was stopped from outside; by whom, and whether a rank died first, is not told")
-    f.reasoning.append(
-        f"the launcher received a stop signal from outside ({where}) and shut the job down, and no rank's own"
-        " failure is seen before it: the job was killed, by whom the logs do not say"
-    )
+    if "signal" not in stop.facts:  # a preemption it names: its scheduler stopped it
+        cap = "the job was preempted; whether a rank died first is not told"
+        said = f"the job was preempted by its scheduler ({where}), and no rank's own failure is seen before it"
+    else:
+        cap = "the launcher was stopped from outside; by whom, and whether a rank died first, is not told"
+        said = (
+            f"the launcher received a stop signal from outside ({where}) and shut the job down, and no rank's own"
+            " failure is seen before it: the job was killed, by whom the logs do not say"
+        )
+    f.cap(Confidence.LOW, cap)
+    f.reasoning.append(said)
     f.fetch_next.append(_WHO_ENDED)
 
 
@@ -1549,15 +1555,13 @@ def _unranked_crash(tl: Timeline) -> tuple[Cause, int] | None:
 
 
 def _launcher_stopped(tl: Timeline) -> Event | None:
-    """The first line of a launcher saying it received a stop signal from outside (`STOPPED_FROM_OUTSIDE`)."""
-    return next(
-        (
-            e
-            for e in tl.events
-            if e.facts.get(STOPPED_FROM_OUTSIDE) == "1" and signal_number(e.facts.get("signal")) in OUTSIDE_STOPS
-        ),
-        None,
-    )
+    """The first line of a launcher saying it was stopped from outside (`STOPPED_FROM_OUTSIDE`): by a stop
+    signal where it names the signal it got, or by the preemption it names."""
+    return next((e for e in tl.events if e.facts.get(STOPPED_FROM_OUTSIDE) == "1" and _a_stop(e.facts)), None)
+
+
+def _a_stop(facts: Mapping[str, str]) -> bool:
+    return "signal" not in facts or signal_number(facts["signal"]) in OUTSIDE_STOPS
 
 
 def _unranked_crash_report(tl: Timeline) -> tuple[int, int] | None:
