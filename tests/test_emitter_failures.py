@@ -669,3 +669,18 @@ def test_spawns_relay_whose_childs_report_is_cut_off_is_a_failure_of_no_known_wo
     child = "\n-- Process 1 terminated with the following error:\n" + TRACEBACK + "KeyError: 'image_id'\n"
     whole = run(tmp_path / "whole", {"console.log": parent + child})
     assert first(whole) == (1, Cause.PYTHON_EXCEPTION)
+
+
+@pytest.mark.parametrize(
+    "ending",
+    [
+        "slurmstepd: error:  mpi/pmix_v4: _errhandler: dgx142 [24]: pmixp_client_v2.c:211: Error handler invoked: "
+        "status = -61, source = [slurm.pmix.50357.0:199]\n",
+        "2022-11-15 19:26:36,618\tERROR tune.py:773 -- Trials did not complete: [TorchTrainer_96bfe_00000]\n",
+    ],
+)
+def test_a_job_its_runner_ended_for_a_failure_it_does_not_place_failed(tmp_path: Path, ending: str) -> None:
+    """slurmstepd's PMIx error handler kills the step; Ray Tune logs the trials that failed: the job failed,
+    and neither line says which process failed first."""
+    d = run(tmp_path, {"console.log": steps(0, 3) + ending})
+    assert d.verdict.outcome is Outcome.UNDETERMINED and first(d) == (None, None)
