@@ -193,6 +193,10 @@ REPORT_LINES = 60
 # `this job is preempted`, no `signal`): where no rank's own failure is seen, the job was killed, by whom the logs
 # do not say (verdict.py).
 STOPPED_FROM_OUTSIDE = "stopped_from_outside"
+# The static fact of a rule whose line reports a fault of a device that the processes of a host share (a NIC's
+# catastrophic error): the ranks of one host that report it at times the clocks cannot order met one fault of that
+# host, and none of them died first (verdict.py).
+HOST_DEVICE = "host_device"
 # The static fact of a rule whose exception relays a child's failure in its message (spawn's
 # `ProcessRaisedException: ` over `-- Process N terminated with the following error:`): where the relayed report is
 # cut off, a worker raised and the lines say neither which nor what (assemble.py: `cut_off: relay`).

@@ -684,3 +684,46 @@ def test_a_job_its_runner_ended_for_a_failure_it_does_not_place_failed(tmp_path:
     and neither line says which process failed first."""
     d = run(tmp_path, {"console.log": steps(0, 3) + ending})
     assert d.verdict.outcome is Outcome.UNDETERMINED and first(d) == (None, None)
+
+
+def _ib_fault(rank: int, host: str, second: str) -> str:
+    return (
+        f"2019-06-02T16:13:{second}Z [1,{rank}]<stdout>:{host}:81{rank}:86{rank} [0] transport/net_ib.cu:80 NCCL WARN "
+        "NET/IB : Got async event : local catastrophic error\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("faults", "named"),
+    [
+        ([(12, "node57", "44.884"), (14, "node57", "44.888"), (13, "node57", "44.888")], None),
+        ([(12, "node57", "44.884"), (14, "node58", "44.888")], 12),
+        ([(12, "node57", "44.884"), (14, "node57", "49.888")], 12),
+    ],
+)
+def test_ranks_of_one_host_that_met_their_nics_fault_together_are_one_fault_of_that_host(
+    tmp_path: Path, faults: list[tuple[int, str, str]], named: int | None
+) -> None:
+    """A NIC's catastrophic error reaches every process of its host that uses it: reports from one host within a
+    second are that host's fault, and none of its ranks died first; across hosts, or seconds apart, the first."""
+    d = run(tmp_path, {"console.log": "".join(_ib_fault(*fault) for fault in faults)})
+    assert first(d) == (named, Cause.NCCL_ERROR)
+    if named is None:
+        assert d.verdict.outcome is Outcome.UNDETERMINED and d.verdict.first_death.host == "node57"
+
+
+def test_a_rank_horovodrun_terminated_in_its_teardown_is_not_its_first_death(tmp_path: Path) -> None:
+    """horovodrun's teardown threads SIGTERM each rank (`kill_middleman_if_master_thread_terminate`); the shell's
+    `Terminated` and the 143 of a rank after them are that stop, not a kill of its own."""
+    teardown = (
+        "Exception in thread Thread-19:\n"
+        "Traceback (most recent call last):\n"
+        '  File "/usr/local/lib/python3.6/dist-packages/horovod/run/common/util/safe_shell_exec.py", line 152, in '
+        "kill_middleman_if_master_thread_terminate\n"
+        "    os.kill(middleman_pid, signal.SIGTERM)\n"
+        "ProcessLookupError: [Errno 3] No such process\n\n"
+        "[2]<stderr>:Terminated\n"
+        "Process 2 exit with status code 143.\n"
+    )
+    d = run(tmp_path, {"console.log": teardown})
+    assert first(d)[0] is None and d.verdict.outcome is Outcome.UNDETERMINED

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from rankautopsy import recache
 from rankautopsy.diagnosis.timeline import RankState, Timeline, exit_code, expand_ranks, is_symptom
 from rankautopsy.model import (
+    HOST_DEVICE,
     OPENS_CUT,
     STOPPED_FROM_OUTSIDE,
     Cause,
@@ -102,7 +103,7 @@ def decide(tl: Timeline, skew: timedelta) -> Findings:
         if r.rank not in collateral
         if (c := _candidate(tl, r, teardown, began)) is not None
     ]
-    candidates = [c for c in candidates if c.rank not in torn_down or not c.from_exit_only]
+    candidates = [c for c in candidates if c.rank not in torn_down or not (c.from_exit_only or c.cause is Cause.KILLED)]
     for c in candidates:
         if c.rank is not None:
             torn_down.pop(c.rank, None)
@@ -1135,6 +1136,9 @@ def _name_death(tl: Timeline, f: Findings, skew: timedelta) -> None:
     if e.facts.get(OPENS_CUT) == "1" and (rivals := _rivals(tl, f, first)):
         _undetermined_excerpt(tl, f, first, e, rivals)
         return
+    if shared := _sharing_a_device(tl, first, others):
+        _one_host_fault(tl, f, first, shared)
+        return
     f.outcome = Outcome.FIRST_DEATH
     f.first = _first_death(tl, first)
     f.culprit_events = list(first.evidence)
@@ -1269,6 +1273,46 @@ def _undetermined_tie(tl: Timeline, f: Findings, first: Candidate, alike: list[C
     ]
     f.cap(Confidence.LOW, "several ranks ended the same way and no line of their own orders them")
     f.fetch_next.append(f"the own logs (stderr) of rank(s) {ranges(ranks)}: the first error line decides it")
+    _what_to_fetch(tl, f)
+
+
+def _sharing_a_device(tl: Timeline, first: Candidate, others: list[Candidate]) -> list[Candidate]:
+    """The other deaths of `first`'s host that are the same fault of a device the host's processes share
+    (`HOST_DEVICE`: its NIC), reported within `_TOGETHER` of it: the device's one fault reaching each process."""
+    host = _host(tl, first.rank)
+    if host is None or first.from_exit_only or not _of_a_host_device(tl, first):
+        return []
+    return [
+        c
+        for c in others
+        if c.cause is first.cause
+        and _host(tl, c.rank) == host
+        and not c.from_exit_only
+        and _of_a_host_device(tl, c)
+        and not (first.time is not None and c.time is not None and first.time.before(c.time, _TOGETHER))
+    ]
+
+
+_TOGETHER = timedelta(seconds=1)
+
+
+def _of_a_host_device(tl: Timeline, c: Candidate) -> bool:
+    return tl.events[c.evidence[0]].facts.get(HOST_DEVICE) == "1"
+
+
+def _one_host_fault(tl: Timeline, f: Findings, first: Candidate, shared: list[Candidate]) -> None:
+    """Ranks of one host that reported the same fault of a device they share within a second of each other: one
+    fault of that host, not one rank's death first."""
+    ranks = sorted(c.rank for c in [first, *shared] if c.rank is not None)
+    host = _host(tl, first.rank)
+    f.outcome = Outcome.UNDETERMINED
+    f.first = FirstDeath(rank=None, cause=first.cause, rule=first.rule, host=host, detail=first.detail, method="tie")
+    f.first = replace(f.first, evidence=_evidence(tl, first.evidence[:1]))
+    f.reasoning[:] = [
+        f"rank(s) {ranges(ranks)} of host {host} reported the same fault of a device they share ({first.detail}) "
+        "within a second of each other: one fault of that host, not one rank's death first"
+    ]
+    f.cap(Confidence.LOW, "the ranks of one host met the same fault of their shared device together")
     _what_to_fetch(tl, f)
 
 
