@@ -71,6 +71,23 @@ from rankautopsy.sources.sanitize import _clean_unprintable, clean
         ("stderr:   rank      : 1 (local_rank: 1)", "  rank      : 1 (local_rank: 1)", Prefix()),
         ("stdout: [default0]:step 3", "step 3", Prefix(local_rank=0)),
         ("stderrs: boom", "stderrs: boom", Prefix()),
+        # a collector's ISO stamp and a colon before mpirun's --tag-output; mpirun's own --timestamp-output (ctime)
+        (
+            "2021-03-10T13:22:37.443Z: [1,0]<stderr>:OSError: Caught OSError in DataLoader worker process 3.",
+            "OSError: Caught OSError in DataLoader worker process 3.",
+            Prefix(rank=0, stamp="2021-03-10T13:22:37.443Z"),
+        ),
+        (
+            "Wed Mar 10 13:22:37 2021[1,2]<stderr>:Traceback (most recent call last):",
+            "Traceback (most recent call last):",
+            Prefix(rank=2, stamp="Wed Mar 10 13:22:37 2021"),
+        ),
+        ("Wed Mar 10 13:22:37 2021 was a Wednesday", "Wed Mar 10 13:22:37 2021 was a Wednesday", Prefix()),
+        (
+            "2018-07-30 06:41:52.525932: W tensorflow/core/x.cc:1] y",
+            "2018-07-30 06:41:52.525932: W tensorflow/core/x.cc:1] y",
+            Prefix(),
+        ),
     ],
 )
 def test_strip_prefixes(line: str, message: str, prefix: Prefix) -> None:

@@ -86,17 +86,21 @@ _PDSH_OWN = ("pdsh@",)
 # pdsh (DeepSpeed multi-node): `worker-3: ` host labels. Only where the stream is labelled.
 _PDSH = recache.compile(r"(?P<host>[A-Za-z0-9][\w.-]*): ")
 # A log collector's layer before a launcher tag (kept only when a tag follows): its timestamp
-# (`2026-11-29 07:00:00,123 `, `2026-11-29T07:00:00.123+00:00 `, `[2026-11-29 07:00:00] `) and/or a
-# host label (`node07: `, with a digit or `-`, so that `Error: [rank3]:` is never read as a host).
-_COLLECTOR_STAMP = recache.compile(
-    r"\[?(?P<stamp>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?)\]? "
-)
+# (`2026-11-29 07:00:00,123 `, `2026-11-29T07:00:00.123+00:00 `, `[2026-11-29 07:00:00] `, `...123Z: `) and/or
+# a host label (`node07: `, with a digit or `-`, so that `Error: [rank3]:` is never read as a host); or Open
+# MPI's own --timestamp-output, ctime's date glued to the tag (`Wed Mar 10 13:22:37 2021[1,0]<stderr>:`).
+_STAMP = r"\[?(?P<stamp>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?)\]?"
+_COLLECTOR_STAMP = recache.compile(_STAMP + ":? ")
 _COLLECTOR_HOST = recache.compile(r"(?P<host>(?=[\w.-]*[\d-])[A-Za-z0-9][\w.-]{0,62}): ")
+_OMPI_CTIME = recache.compile(
+    r"(?P<stamp>(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d "
+    r"\d\d:\d\d:\d\d \d{4})(?:<(?:stdout|stderr|stddiag)>:)?"
+)
 # A collector's stamp on a stream stamped throughout: the above, syslog's `Nov 26 23:08:31 ` (`ts`'s default,
 # a CI viewer), or a time of day alone (Jenkins' timestamper plugin), which dates nothing but hides what follows.
 _LAYER_STAMP = recache.compile(
-    _COLLECTOR_STAMP.pattern
-    + r"|(?P<syslog>(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d(?:[.,]\d{1,9})?) "
+    _STAMP
+    + r" |(?P<syslog>(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d(?:[.,]\d{1,9})?) "
     + r"|\[?(?P<clock>\d\d:\d\d:\d\d(?:[.,]\d{1,9})?)\]? "
 )
 # A wrapper that logs its child's lines under its own stamp and the record's level (`[2024-09-09 19:22:16]
@@ -219,6 +223,7 @@ def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str,
         and line[:8] not in _HARNESS
         and not (line[0] in "DIWEC" and _LEVELED.match(line))
         and not (line[0] in "FEWIVC" and _TORCH_HEADER.match(line))
+        and not (line[24:25] in ("[", "<") and _OMPI_CTIME.match(line))
     ):
         return line, NO_PREFIX
     rank = local_rank = task = pid = None
@@ -324,7 +329,7 @@ _TAG = recache.compile("|".join(f"(?:{re.sub(r'[(][?]P<[a-z]+>', '(?:', p.patter
 def _collector(line: str, pos: int, stamp: str | None, host: str | None) -> tuple[int, str | None, str | None]:
     """A collector's timestamp and/or host label at `pos`, taken only when a launcher tag follows them."""
     at, found_stamp, found_host = pos, None, None
-    if (m := _COLLECTOR_STAMP.match(line, at)) is not None:
+    if (m := _COLLECTOR_STAMP.match(line, at) or _OMPI_CTIME.match(line, at)) is not None:
         found_stamp, at = m["stamp"], m.end()
     if (m := _COLLECTOR_HOST.match(line, at)) is not None:
         found_host, at = m["host"], m.end()
