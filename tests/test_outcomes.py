@@ -756,3 +756,21 @@ def test_an_excerpt_that_opens_in_open_mpis_crash_backtrace_is_a_crash_whose_hea
     d = run(tmp_path, {"console.log": frames})
     assert d.verdict.outcome is Outcome.UNDETERMINED
     assert any(s.endswith("console.log:1 (the head of that report)") for s in d.verdict.fetch_next)
+
+
+def test_ranks_of_a_tie_are_not_ruled_out_as_later(tmp_path: Path) -> None:
+    """torchrun's table: ranks 1-3 all exit 1 in the same second and none left a line: a tie, so none of them is
+    said to have died later than another."""
+    entry = (
+        "[{r}]:\n  time      : 2022-11-29_17:14:20\n  host      : GPU236\n  rank      : {r} (local_rank: {r})\n"
+        "  exitcode  : 1 (pid: 4914{r})\n  error_file: <N/A>\n"
+        "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html\n"
+    )
+    table = (
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n" + "=" * 60 + "\ntrain.py FAILED\n"
+        + "-" * 60 + "\nFailures:\n" + "".join(entry.format(r=r) for r in (2, 3)) + "-" * 60
+        + "\nRoot Cause (first observed failure):\n" + entry.format(r=1) + "=" * 60 + "\n"
+    )  # fmt: skip
+    d = run(tmp_path, {"console.log": table})
+    assert d.verdict.outcome is Outcome.UNDETERMINED and d.verdict.first_death.method == "tie"
+    assert not any("later" in r.why for r in d.verdict.ruled_out)

@@ -1766,7 +1766,8 @@ def _progress_key(r: RankState) -> tuple[int, datetime]:
 def _rule_out(tl: Timeline, f: Findings, skew: timedelta) -> None:
     first = f.first.rank if f.first else None
     named = f.candidates[0] if f.first is not None and f.candidates and f.candidates[0].rank == first else None
-    for c in f.candidates[1:] if f.first is not None else []:
+    tied = f.outcome is Outcome.UNDETERMINED  # a tie, an excerpt, a host's one fault: none of them is ruled out
+    for c in f.candidates[1:] if f.first is not None and not tied else []:
         if named is None or _ordered(tl, named, c, skew):
             why = f"it died of {_label(c.cause)} too, but later ({_when(c.time)})"
         else:  # see the note `_name_death` wrote
