@@ -727,3 +727,19 @@ def test_a_rank_horovodrun_terminated_in_its_teardown_is_not_its_first_death(tmp
     )
     d = run(tmp_path, {"console.log": teardown})
     assert first(d)[0] is None and d.verdict.outcome is Outcome.UNDETERMINED
+
+
+@pytest.mark.parametrize(("end", "cause"), [("RuntimeError: no such model: x\n", Cause.PYTHON_EXCEPTION), ("", None)])
+def test_an_actor_whose_constructor_raised_failed_the_job(tmp_path: Path, end: str, cause: Cause | None) -> None:
+    """Ray's `Exception raised in creation task` in the actor's own process, its traceback under it: the exception
+    line says why; cut before it, the job failed and what raised is not said."""
+    tag = "(PolicyWorker pid=343603) "
+    report = (
+        "Exception raised in creation task: The actor died because of an error raised in its creation task, "
+        "ray::lm_policy-0-2:PolicyWorker.__init__() (pid=343603, ip=10.182.0.80, actor_id=87eda0)\n"
+        '  File "/app/policy_worker.py", line 266, in __init__\n'
+        "    torch.distributed.broadcast(buf, src=0)\n" + end
+    )
+    lines = ["Loading state dict from rank 0...", *report.splitlines()]
+    d = run(tmp_path, {"console.log": "".join(tag + line + "\n" for line in lines)})
+    assert d.verdict.outcome is Outcome.UNDETERMINED and first(d) == (None, cause)

@@ -260,7 +260,8 @@ def _cut_report(e: Event, f: Findings) -> None:
         f"{who} printed a traceback at {at} that is cut off before its `Type: message` line: something raised, "
         "but the lines do not say what"
     )
-    f.fetch_next.append(f"the rest of {who}'s output after {at} (the traceback's end)")
+    whose = f"{who}'s output" if e.rank is not None else "the output"
+    f.fetch_next.append(f"the rest of {whose} after {at} (the traceback's end)")
 
 
 def _head_to_fetch(e: Event) -> str:
