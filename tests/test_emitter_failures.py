@@ -743,3 +743,18 @@ def test_an_actor_whose_constructor_raised_failed_the_job(tmp_path: Path, end: s
     lines = ["Loading state dict from rank 0...", *report.splitlines()]
     d = run(tmp_path, {"console.log": "".join(tag + line + "\n" for line in lines)})
     assert d.verdict.outcome is Outcome.UNDETERMINED and first(d) == (None, cause)
+
+
+@pytest.mark.parametrize(("job", "rank"), [("947981.0", 519), ("unknown", None)])
+def test_a_cray_mpich_abort_is_its_ranks_own_end(tmp_path: Path, job: str, rank: int | None) -> None:
+    """Cray MPICH's `MPICH ERROR [Rank R] [job id J] ... - Abort(code) (rank r in comm 0)`: the aborting rank's own
+    line, as upstream's `Abort(code) on node R`; where PMI gave it no rank (`job id unknown`), its `Rank 0` is none."""
+    line = (
+        f"MPICH ERROR [Rank {rank or 0}] [job id {job}] [Tue Jun 11 15:11:42 2024] [c1207] - Abort(539602063) "
+        f"(rank {rank or 0} in comm 0): Fatal error in PMPI_Iprobe: Other MPI error, error stack:\n"
+        "MPIDI_OFI_handle_cq_error(1075): OFI poll failed (ofi_events.c:1077:MPIDI_OFI_handle_cq_error:Input/output "
+        "error - PTLTE_NOT_FOUND)\n"
+    )
+    d = run(tmp_path, {"console.log": line})
+    assert first(d) == (rank, Cause.ABORT)
+    assert (d.verdict.outcome is Outcome.FIRST_DEATH) is (rank is not None)

@@ -450,7 +450,7 @@ def test_github_escaping_fixture() -> None:
     assert [c[0] for c in cmds] == ["error"]
     _, props, msg = cmds[0]
     assert props["file"] == NASTY_FILE and props["line"] == "7"
-    lead = "Rank 2 (node<02>, pid 7) died first: aborted (SIGABRT / C++ terminate)"
+    lead = "Rank 2 (node<02>, pid 7) died first: aborted (SIGABRT, C++ terminate, MPI abort)"
     assert msg.split("\n")[0].startswith(f"{lead} — {CLEAN_NASTY[:100]}")
     assert CLEAN_NASTY in msg.split("\n")  # the remediation hint, unclipped
     assert props["title"] == "rankautopsy: rank 2 died first — abort"

@@ -31,7 +31,7 @@ CAUSE_LABELS: dict[Cause, tuple[str, str]] = {
     Cause.CUDA_OOM: ("GPU memory exhausted (CUDA out of memory)", "CUDA OOM"),
     Cause.PYTHON_EXCEPTION: ("uncaught Python exception", "exception"),
     Cause.SEGFAULT: ("segmentation fault (native crash)", "segfault"),
-    Cause.ABORT: ("aborted (SIGABRT / C++ terminate)", "abort"),
+    Cause.ABORT: ("aborted (SIGABRT, C++ terminate, MPI abort)", "abort"),
     Cause.BUS_ERROR: ("bus error (SIGBUS, often /dev/shm too small)", "bus error"),
     Cause.CUDA_ERROR: ("CUDA error (illegal access, device assert, launch failure)", "CUDA error"),
     Cause.GPU_HARDWARE: ("GPU hardware fault (Xid, ECC, fell off the bus)", "GPU hardware"),

@@ -36,7 +36,7 @@ CAUSES: dict[Cause, str] = {
     Cause.CUDA_OOM: "GPU memory exhausted (CUDA out of memory, allocator failures)",
     Cause.PYTHON_EXCEPTION: "an uncaught Python exception",
     Cause.SEGFAULT: "SIGSEGV / native crash",
-    Cause.ABORT: "SIGABRT / C++ `terminate called` raised by the rank itself",
+    Cause.ABORT: "SIGABRT / C++ `terminate called` / an MPI library's abort, raised by the rank itself",
     Cause.BUS_ERROR: "SIGBUS, typically /dev/shm too small for DataLoader workers",
     Cause.CUDA_ERROR: "illegal memory access, device-side assert, unspecified launch failure",
     Cause.GPU_HARDWARE: "NVIDIA Xid, ECC error, GPU fallen off the bus, NVLink error",
