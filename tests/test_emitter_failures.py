@@ -758,3 +758,24 @@ def test_a_cray_mpich_abort_is_its_ranks_own_end(tmp_path: Path, job: str, rank:
     d = run(tmp_path, {"console.log": line})
     assert first(d) == (rank, Cause.ABORT)
     assert (d.verdict.outcome is Outcome.FIRST_DEATH) is (rank is not None)
+
+
+def test_the_task_xlas_coordination_service_lost_is_the_one_the_others_waited_for(tmp_path: Path) -> None:
+    steps_seen = "".join(f"I1115 16:00:39.451110 14042787724 trainer.py:501] Training: step {s}\n" for s in (197, 198))
+    lost = (
+        "2022-11-15 16:03:15.140058: E external/org_tensorflow/tensorflow/core/distributed_runtime/coordination/"
+        "coordination_service.cc:954] /job:jax_worker/replica:0/task:37 has been set to ERROR in coordination "
+        "service: UNAVAILABLE: Task /job:jax_worker/replica:0/task:37 heartbeat timeout. This indicates that the "
+        "remote task has failed, got preempted, or crashed unexpectedly.\n"
+    )
+    d = run(tmp_path, {"console.log": steps_seen + lost})
+    assert first(d)[0] == 37
+
+
+def test_a_tpus_fatal_error_interrupt_is_accelerator_hardware(tmp_path: Path) -> None:
+    line = (
+        "(train_lm_task pid=39298, ip=10.130.0.55) E0827 23:43:41.200122   39475 synchronous_driver.cc:820] "
+        "[/dev/accel0 tpu1013:pe1:0] !!!! FATAL ERROR !!!! for [/dev/accel0 tpu1013:pe1:0] , fatal_error: true\n"
+    )
+    d = run(tmp_path, {"console.log": line})
+    assert first(d) == (None, Cause.GPU_HARDWARE)

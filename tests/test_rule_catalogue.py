@@ -25,7 +25,7 @@ PACKS = {
     "ascend", "cloud", "composer", "deepspeed", "gloo", "horovod", "kernel", "kubernetes", "lightning", "megatron",
     "mpi", "native", "nccl", "neuron", "nvidia", "paddle", "rocm",
     "progress", "python", "pytorch", "ray", "runtime", "sglang", "slurm",
-    "torchrun", "vllm",
+    "torchrun", "vllm", "xla",
 }  # fmt: skip
 ROLE_CAUSES = {
     Role.CAUSE: ROOT_CAUSES,
