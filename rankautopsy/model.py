@@ -193,6 +193,10 @@ REPORT_LINES = 60
 # `this job is preempted`, no `signal`): where no rank's own failure is seen, the job was killed, by whom the logs
 # do not say (verdict.py).
 STOPPED_FROM_OUTSIDE = "stopped_from_outside"
+# The static fact of a rule whose line says that the process went on without what just failed (`falls_back: CAUSE`:
+# a network plugin's set-up failed and NCCL uses its sockets): the events of that cause the same process reported in
+# the `REPORT_LINES` lines before it were no death (assemble.py).
+FALLS_BACK = "falls_back"
 # The static fact of a rule whose line reports a fault of a device that the processes of a host share (a NIC's
 # catastrophic error): the ranks of one host that report it at times the clocks cannot order met one fault of that
 # host, and none of them died first (verdict.py).

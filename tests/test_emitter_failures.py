@@ -779,3 +779,17 @@ def test_a_tpus_fatal_error_interrupt_is_accelerator_hardware(tmp_path: Path) ->
     )
     d = run(tmp_path, {"console.log": line})
     assert first(d) == (None, Cause.GPU_HARDWARE)
+
+
+def test_the_ofi_plugins_failed_libfabric_call_is_a_network_error_of_its_rank(tmp_path: Path) -> None:
+    """aws-ofi-nccl's `NET/OFI Couldn't open AV. RC: -22, ...` under torchrun's rank tag: that rank's own network
+    failure; unless the same process then says `initialization failed` (it was the plugin's set-up: NCCL goes on
+    over sockets)."""
+    failed = (
+        "[rank3]:ip-10-0-1-23:4242:4300 [3] create_nccl_ofi_component:459 NCCL WARN NET/OFI Couldn't open AV. "
+        "RC: -22, ERROR: Invalid argument\n"
+    )
+    fallback = "[rank1]:ip-10-0-1-23:4240:4240 [1] NCCL WARN NET/OFI aws-ofi-nccl initialization failed\n"
+    assert first(run(tmp_path / "a", {"console.log": fallback + failed})) == (3, Cause.NCCL_ERROR)
+    at_set_up = failed + fallback.replace("[rank1]:", "[rank3]:").replace(":4240:4240 [1]", ":4242:4300 [3]")
+    assert first(run(tmp_path / "b", {"console.log": at_set_up})) == (None, None)  # the plugin's set-up: NCCL went on

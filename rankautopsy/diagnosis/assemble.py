@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from rankautopsy import recache
 from rankautopsy.model import (
+    FALLS_BACK,
     OPENS_CUT,
     RELAYS,
     REPORT_LINES,
@@ -508,7 +509,31 @@ def build_events(
             continue
         events.append(_event(stream, hit, rules, absorbed, budget, known))
     events.sort(key=lambda e: e.where.line)
-    return _thinned(_untold_tails(_one_per_line(events)))
+    return _thinned(_fallen_back(_untold_tails(_one_per_line(events))))
+
+
+def _fallen_back(events: list[Event]) -> list[Event]:
+    """Causes a process went on without (`FALLS_BACK`: the plugin whose set-up failed, NCCL using sockets
+    instead): in the `REPORT_LINES` lines before the line that says so, of the same process, they are context."""
+    out = list(events)
+    for k, fell in enumerate(events):
+        if FALLS_BACK not in fell.facts:
+            continue
+        for j in range(k - 1, -1, -1):
+            e = out[j]
+            if fell.where.line - e.where.line > REPORT_LINES:
+                break
+            if e.role is Role.CAUSE and e.cause.value == fell.facts[FALLS_BACK] and _same_process(e, fell):
+                out[j] = dataclasses.replace(
+                    e, cause=Cause.CONTEXT, role=Role.CONTEXT, facts={**e.facts, "fell_back": "1"}
+                )
+    return out
+
+
+def _same_process(a: Event, b: Event) -> bool:
+    if a.pid is not None and b.pid is not None:
+        return a.pid == b.pid
+    return a.rank == b.rank
 
 
 def _untold_tails(events: list[Event]) -> list[Event]:
