@@ -793,3 +793,13 @@ def test_the_ofi_plugins_failed_libfabric_call_is_a_network_error_of_its_rank(tm
     assert first(run(tmp_path / "a", {"console.log": fallback + failed})) == (3, Cause.NCCL_ERROR)
     at_set_up = failed + fallback.replace("[rank1]:", "[rank3]:").replace(":4240:4240 [1]", ":4242:4300 [3]")
     assert first(run(tmp_path / "b", {"console.log": at_set_up})) == (None, None)  # the plugin's set-up: NCCL went on
+
+
+def test_a_replica_the_training_operator_saw_exit_nonzero_failed_the_job(tmp_path: Path) -> None:
+    event = (
+        "1.708507856644096e+09\tDEBUG\tevents\tError pod pytorch-simple-worker-0 container pytorch exitCode: 1 "
+        'terminated message: \t{"type": "Warning"}\n'
+    )
+    running = 'time="2024-02-21T09:30:56Z" level=info msg="PyTorchJob=pytorch-simple, ReplicaType=Master running=1"\n'
+    d = run(tmp_path, {"operator.log": running + event})
+    assert d.verdict.outcome is Outcome.UNDETERMINED and first(d)[0] is None
