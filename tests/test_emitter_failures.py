@@ -745,19 +745,35 @@ def test_an_actor_whose_constructor_raised_failed_the_job(tmp_path: Path, end: s
     assert d.verdict.outcome is Outcome.UNDETERMINED and first(d) == (None, cause)
 
 
-@pytest.mark.parametrize(("job", "rank"), [("947981.0", 519), ("unknown", None)])
-def test_a_cray_mpich_abort_is_its_ranks_own_end(tmp_path: Path, job: str, rank: int | None) -> None:
-    """Cray MPICH's `MPICH ERROR [Rank R] [job id J] ... - Abort(code) (rank r in comm 0)`: the aborting rank's own
-    line, as upstream's `Abort(code) on node R`; where PMI gave it no rank (`job id unknown`), its `Rank 0` is none."""
+@pytest.mark.parametrize(
+    ("job", "error", "expected"),
+    [
+        ("947981.0", "Fatal error in PMPI_Comm_connect: Invalid port", (519, Cause.ABORT)),
+        ("unknown", "application called MPI_Abort(MPI_COMM_WORLD, 1) - process 0", (None, Cause.ABORT)),
+        ("947981.0", "Fatal error in PMPI_Iprobe: Other MPI error", (None, None)),
+    ],
+)
+def test_a_cray_mpich_abort_is_its_ranks_own_end_unless_a_peer_can_have_caused_it(
+    tmp_path: Path, job: str, error: str, expected: tuple[int | None, Cause | None]
+) -> None:
+    """Cray MPICH's `MPICH ERROR [Rank R] [job id J] ... - Abort(code) (rank r in comm 0): message`: the aborting
+    rank's own end, as upstream's `Abort(code) on node R`; where PMI gave it no rank (`job id unknown`) its `Rank 0`
+    is none, and `Other MPI error` (a dead peer causes it too) names no cause."""
     line = (
-        f"MPICH ERROR [Rank {rank or 0}] [job id {job}] [Tue Jun 11 15:11:42 2024] [c1207] - Abort(539602063) "
-        f"(rank {rank or 0} in comm 0): Fatal error in PMPI_Iprobe: Other MPI error, error stack:\n"
-        "MPIDI_OFI_handle_cq_error(1075): OFI poll failed (ofi_events.c:1077:MPIDI_OFI_handle_cq_error:Input/output "
-        "error - PTLTE_NOT_FOUND)\n"
+        f"MPICH ERROR [Rank 519] [job id {job}] [Tue Jun 11 15:11:42 2024] [c1207] - Abort(539602063) "
+        f"(rank 519 in comm 0): {error}, error stack:\n"
     )
-    d = run(tmp_path, {"console.log": line})
-    assert first(d) == (rank, Cause.ABORT)
-    assert (d.verdict.outcome is Outcome.FIRST_DEATH) is (rank is not None)
+    assert first(run(tmp_path, {"console.log": line})) == expected
+
+
+def test_a_survivors_mpi_error_abort_is_not_before_the_peer_that_crashed(tmp_path: Path) -> None:
+    """Rank 0's `Abort(...) on node 0 ...: Other MPI error` follows rank 1's segfault, which only Hydra reports."""
+    console = (
+        "[0] Abort(805965583) on node 0 (rank 0 in comm 0): Fatal error in internal_Allreduce: Other MPI error, "
+        "error stack:\n"
+        + HYDRA_BANNER.replace("PID 31340", "RANK 1 PID 31340").replace("EXIT CODE: 9", "KILLED BY SIGNAL: 11")
+    )
+    assert first(run(tmp_path, {"console.log": console})) == (1, Cause.SEGFAULT)
 
 
 def test_the_task_xlas_coordination_service_lost_is_the_one_the_others_waited_for(tmp_path: Path) -> None:
