@@ -819,3 +819,18 @@ def test_a_replica_the_training_operator_saw_exit_nonzero_failed_the_job(tmp_pat
     running = 'time="2024-02-21T09:30:56Z" level=info msg="PyTorchJob=pytorch-simple, ReplicaType=Master running=1"\n'
     d = run(tmp_path, {"operator.log": running + event})
     assert d.verdict.outcome is Outcome.UNDETERMINED and first(d)[0] is None
+
+
+def test_the_engine_core_vllms_client_saw_die_is_named_by_its_data_parallel_rank(tmp_path: Path) -> None:
+    line = "ERROR 01-29 08:37:48 [core_client.py:564] Engine core proc EngineCore_DP1 died unexpectedly, shutting\n"
+    assert first(run(tmp_path, {"console.log": line})) == (1, Cause.SILENT_EXIT)
+
+
+def test_nvshmems_failed_set_up_is_a_communication_failure_of_no_rank(tmp_path: Path) -> None:
+    lines = "".join(
+        f"2025-12-15 14:39:19.18{n}  [s6]: /src/host/init/init.cu:nvshmemi_check_state_and_init:1117: nvshmem "
+        "initialization failed, exiting \n"
+        for n in (1, 5)
+    )
+    d = run(tmp_path, {"console.log": lines})
+    assert d.verdict.outcome is Outcome.UNDETERMINED and first(d) == (None, Cause.NCCL_ERROR)
