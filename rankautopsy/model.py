@@ -197,6 +197,10 @@ STOPPED_FROM_OUTSIDE = "stopped_from_outside"
 # a network plugin's set-up failed and NCCL uses its sockets): the events of that cause the same process reported in
 # the `REPORT_LINES` lines before it were no death (assemble.py).
 FALLS_BACK = "falls_back"
+# The static fact of a rule whose line gives the exit status of the job's first failed process, as that process ended
+# (the DeepSpeed launcher's `exits with return code = N`, recorded before it stops the others): a kill signal in it was
+# not the launcher's teardown (verdict.py).
+FIRST_STATUS = "first_status"
 # The static fact of a rule whose line reports a fault of a device that the processes of a host share (a NIC's
 # catastrophic error): the ranks of one host that report it at times the clocks cannot order met one fault of that
 # host, and none of them died first (verdict.py).

@@ -834,3 +834,19 @@ def test_nvshmems_failed_set_up_is_a_communication_failure_of_no_rank(tmp_path: 
     )
     d = run(tmp_path, {"console.log": lines})
     assert d.verdict.outcome is Outcome.UNDETERMINED and first(d) == (None, Cause.NCCL_ERROR)
+
+
+@pytest.mark.parametrize(("code", "cause"), [(-9, Cause.KILLED), (-11, Cause.SEGFAULT), (1, None)])
+def test_the_deepspeed_launchers_return_code_is_its_first_failed_processs_own(
+    tmp_path: Path, code: int, cause: Cause | None
+) -> None:
+    """`exits with return code = N` is the status of the first child the launcher found dead, recorded before it
+    kills the others: a -9 there was a kill from outside the launcher, of a rank the line does not name."""
+    launcher = (
+        "[2024-01-02 10:00:05,001] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 4242\n"
+        "[2024-01-02 10:00:05,002] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 4243\n"
+        f"[2024-01-02 10:00:05,090] [ERROR] [launch.py:321:sigkill_handler] ['python', '-u', 'train.py', "
+        f"'--local_rank=1'] exits with return code = {code}\n"
+    )
+    d = run(tmp_path, {"console.log": launcher})
+    assert d.verdict.outcome is Outcome.UNDETERMINED and first(d) == (None, cause)

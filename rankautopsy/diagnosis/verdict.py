@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from rankautopsy import recache
 from rankautopsy.diagnosis.timeline import RankState, Timeline, exit_code, expand_ranks, is_symptom
 from rankautopsy.model import (
+    FIRST_STATUS,
     HOST_DEVICE,
     OPENS_CUT,
     STOPPED_FROM_OUTSIDE,
@@ -1610,16 +1611,19 @@ def _a_stop(facts: Mapping[str, str]) -> bool:
 
 
 def _unranked_crash_report(tl: Timeline) -> tuple[int, int] | None:
-    """The one crash signal (not a kill, which may be the launcher's) in exit reports and job-level return
-    codes tied to no rank, such as the DeepSpeed launcher's `exits with return code = -11`, and the first
-    event that reports it."""
+    """The one crash signal in exit reports and job-level return codes tied to no rank, such as the DeepSpeed
+    launcher's `exits with return code = -11`, and the first event that reports it. Not a kill, which may be the
+    launcher's own, unless the line gives the first failed process's own status (`FIRST_STATUS`)."""
     reports = sorted(
         [*tl.loose_exits, *(i for i, e in enumerate(tl.events) if e.rank is None and Effect.JOB_END in e.effects)]
     )
     found = [(n, i) for i in reports if (n := as_signal(exit_code(tl.events[i].facts))) is not None]
-    if not found or len({n for n, _ in found}) > 1 or signal_cause(found[0][0]) not in _CRASH_CAUSES:
+    if not found or len({n for n, _ in found}) > 1:
         return None
-    return found[0]
+    cause, first = signal_cause(found[0][0]), tl.events[found[0][1]]
+    if cause in _CRASH_CAUSES or (cause is Cause.KILLED and first.facts.get(FIRST_STATUS) == "1"):
+        return found[0]
+    return None
 
 
 def _name_culprit(tl: Timeline, f: Findings, culprit: RankState, cause: Cause, evidence: list[int], how: str) -> None:
