@@ -202,7 +202,7 @@ FALLS_BACK = "falls_back"
 # not the launcher's teardown (verdict.py).
 FIRST_STATUS = "first_status"
 # The static fact of a rule whose line reports a fault of a device that the processes of a host share (a NIC's
-# catastrophic error): the ranks of one host that report it at times the clocks cannot order met one fault of that
+# catastrophic error): the ranks of one host that report it within a second of each other met one fault of that
 # host, and none of them died first (verdict.py).
 HOST_DEVICE = "host_device"
 # The static fact of a rule whose exception relays a child's failure in its message (spawn's

@@ -1308,8 +1308,10 @@ def _one_host_fault(tl: Timeline, f: Findings, first: Candidate, shared: list[Ca
     ranks = sorted(c.rank for c in [first, *shared] if c.rank is not None)
     host = _host(tl, first.rank)
     f.outcome = Outcome.UNDETERMINED
-    f.first = FirstDeath(rank=None, cause=first.cause, rule=first.rule, host=host, detail=first.detail, method="tie")
-    f.first = replace(f.first, evidence=_evidence(tl, first.evidence[:1]))
+    f.first = FirstDeath(
+        rank=None, cause=first.cause, rule=first.rule, host=host, detail=first.detail, method="tie",
+        evidence=_evidence(tl, first.evidence[:1]),
+    )  # fmt: skip
     f.reasoning[:] = [
         f"rank(s) {ranges(ranks)} of host {host} reported the same fault of a device they share ({first.detail}) "
         "within a second of each other: one fault of that host, not one rank's death first"
