@@ -850,3 +850,21 @@ def test_the_deepspeed_launchers_return_code_is_its_first_failed_processs_own(
     )
     d = run(tmp_path, {"console.log": launcher})
     assert d.verdict.outcome is Outcome.UNDETERMINED and first(d) == (None, cause)
+
+
+@pytest.mark.parametrize(
+    ("error", "cause"),
+    [
+        ("an illegal memory access was encountered", Cause.CUDA_ERROR),
+        ("invalid argument", Cause.NCCL_ERROR),
+        ("initialization error", Cause.NCCL_ERROR),
+    ],
+)
+def test_nccls_failed_cuda_call_is_a_kernel_fault_only_when_the_error_says_so(
+    tmp_path: Path, error: str, cause: Cause
+) -> None:
+    """NCCL's `Cuda failure '...'`: a kernel's fault on the GPU (an illegal address) is a CUDA error; its own call
+    failing while it maps NVLS or shared memory (`invalid argument`) is NCCL's failure."""
+    line = f"[rank3]:node07:4242:4300 [3] transport/nvls.cc:251 NCCL WARN Cuda failure 1 '{error}'\n"
+    assert first(run(tmp_path, {"console.log": line})) == (3, cause)
+
