@@ -868,3 +868,12 @@ def test_nccls_failed_cuda_call_is_a_kernel_fault_only_when_the_error_says_so(
     line = f"[rank3]:node07:4242:4300 [3] transport/nvls.cc:251 NCCL WARN Cuda failure 1 '{error}'\n"
     assert first(run(tmp_path, {"console.log": line})) == (3, cause)
 
+
+def test_an_agent_that_waited_in_vain_at_the_exit_barrier_ended_a_job_that_failed_elsewhere(tmp_path: Path) -> None:
+    agent = (
+        "INFO:torch.distributed.elastic.agent.server.api:Local worker group finished (WorkerState.SUCCEEDED). "
+        "Waiting 300 seconds for other agents to finish\n"
+        "ERROR:torch.distributed.elastic.agent.server.api:Error waiting on exit barrier. Elapsed: 315.77 seconds\n"
+    )
+    d = run(tmp_path, {"console.log": agent})
+    assert d.verdict.outcome is Outcome.UNDETERMINED and first(d) == (None, None)
