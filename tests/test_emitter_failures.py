@@ -877,3 +877,18 @@ def test_an_agent_that_waited_in_vain_at_the_exit_barrier_ended_a_job_that_faile
     )
     d = run(tmp_path, {"console.log": agent})
     assert d.verdict.outcome is Outcome.UNDETERMINED and first(d) == (None, None)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "22: slurmstepd: error: pyxis: container start failed with error code: 1\n",
+        "slurmstepd: error:  mpi/pmix_v3: pmixp_coll_ring_reset_if_to: adas-ml [0]: pmixp_coll_ring.c:742: "
+        "0x14ce0c02cb20: collective timeout seq=0\n",
+        "It looks like pmix_init failed for some reason; your parallel process is\nlikely to abort.\n",
+    ],
+)
+def test_a_job_that_failed_at_its_launch_failed_with_no_rank_first(tmp_path: Path, line: str) -> None:
+    """pyxis's container that did not start, the PMIx fence that timed out, a PMIx client that could not start."""
+    d = run(tmp_path, {"console.log": line})
+    assert d.verdict.outcome is Outcome.UNDETERMINED and first(d) == (None, None)
