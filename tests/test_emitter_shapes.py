@@ -564,13 +564,13 @@ def _deepspeed_console(code: int) -> str:
 
 def test_the_launchers_unranked_crash_signal_is_the_eliminated_ranks_death(tmp_path: Path) -> None:
     assert first(run(tmp_path / "segv", {"console.log": _deepspeed_console(-11)})) == (2, Cause.SEGFAULT)
-    assert first(run(tmp_path / "kill", {"console.log": _deepspeed_console(-9)})) == (2, Cause.SILENT_EXIT)
+    assert first(run(tmp_path / "kill", {"console.log": _deepspeed_console(-9)})) == (2, Cause.KILLED)
 
 
 def test_the_launchers_crash_signal_with_no_rank_to_give_it_to_is_a_cause_without_a_rank(tmp_path: Path) -> None:
     """The launcher's kill trail and its return code alone (a paste of the launcher's last lines): a rank
-    aborted, which one the line cannot say (its command is the last-spawned rank's). A kill is no such
-    cause: the launcher may have sent it."""
+    aborted, which one the line cannot say (its command is the last-spawned rank's). A kill is such a cause too:
+    the code is the first failed child's own, recorded before the launcher kills the others (launch.py)."""
     trail = "".join(
         f"[2024-06-11 08:32:2{i},631] [INFO] [launch.py:319:sigkill_handler] Killing subprocess 54927{i}\n"
         for i in range(5)
@@ -584,7 +584,9 @@ def test_the_launchers_crash_signal_with_no_rank_to_give_it_to_is_a_cause_withou
     assert (aborted.verdict.first_death.rank, aborted.verdict.first_death.cause) == (None, Cause.ABORT)
     assert aborted.verdict.confidence is Confidence.LOW
     killed = run(tmp_path / "kill", {"console.log": trail + end.format(-9)})
-    assert killed.verdict.first_death is None
+    assert killed.verdict.first_death is not None
+    assert (killed.verdict.first_death.rank, killed.verdict.first_death.cause) == (None, Cause.KILLED)
+    assert killed.verdict.confidence is Confidence.LOW
 
 
 _OOM_LAST_LINE = (
