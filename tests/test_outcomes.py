@@ -85,22 +85,6 @@ _SIGNALLED = (
 )  # the agent's own traceback (its SignalException), cut by the excerpt
 
 
-@pytest.mark.parametrize("before", ["", "raise"])
-def test_a_launcher_stopped_from_outside_killed_the_job_unless_a_rank_failed_first(tmp_path: Path, before: str) -> None:
-    """torchrun's agent got SIGTERM from outside and shut its workers down: where no rank's own failure comes
-    first, the job was killed (no rank, low, and who sent it is the thing to fetch); a rank that raised before
-    is still the first death."""
-    raised = "".join(f"[rank1]:{line}\n" for line in _FRAMES) if before else ""
-    d = run(tmp_path, {"console.log": step_lines(0, 3) + raised + _SIGNALLED})
-    first = d.verdict.first_death
-    if before:
-        assert first is not None and (first.rank, first.cause) == (1, Cause.PYTHON_EXCEPTION)
-        return
-    assert d.verdict.outcome is Outcome.UNDETERMINED and d.verdict.confidence is Confidence.LOW
-    assert first is not None and (first.rank, first.cause) == (None, Cause.KILLED)
-    assert any("sacct" in step for step in d.verdict.fetch_next)
-
-
 _FRAMES = [
     "Traceback (most recent call last):",
     '  File "/opt/train.py", line 88, in <module>',
@@ -112,20 +96,28 @@ _SUBMITIT = "submitit WARNING (2022-07-12 04:18:45,881) - Caught signal SIGUSR2 
 
 
 @pytest.mark.parametrize("before", ["", "raise"])
-def test_a_job_submitit_saw_preempted_was_stopped_from_outside_unless_a_rank_failed_first(
-    tmp_path: Path, before: str
+@pytest.mark.parametrize(
+    ("stop", "said"),
+    [
+        (_SIGNALLED, "sacct"),  # torchrun's agent got SIGTERM: who sent it is the thing to fetch
+        (_SUBMITIT.format(case="preempted"), "preempted by its scheduler"),  # submitit's SIGUSR2: no stop by number
+    ],
+)
+def test_a_launcher_stopped_from_outside_killed_the_job_unless_a_rank_failed_first(
+    tmp_path: Path, before: str, stop: str, said: str
 ) -> None:
-    """submitit names the preemption its handler caught (SIGUSR2, no stop signal by number): killed from outside,
-    no rank, low; a rank that raised before it is still the first death."""
+    """A launcher stopped from outside (torchrun's agent signalled; submitit's handler naming a preemption): where
+    no rank's own failure comes first, the job was killed (no rank, low); a rank that raised before is still the
+    first death."""
     raised = "".join(f"[rank1]:{line}\n" for line in _FRAMES) if before else ""
-    d = run(tmp_path, {"console.log": step_lines(0, 3) + raised + _SUBMITIT.format(case="preempted")})
+    d = run(tmp_path, {"console.log": step_lines(0, 3) + raised + stop})
     first = d.verdict.first_death
     if before:
         assert first is not None and (first.rank, first.cause) == (1, Cause.PYTHON_EXCEPTION)
         return
     assert d.verdict.outcome is Outcome.UNDETERMINED and d.verdict.confidence is Confidence.LOW
     assert first is not None and (first.rank, first.cause) == (None, Cause.KILLED)
-    assert any("preempted by its scheduler" in line for line in d.verdict.reasoning)
+    assert any(said in line for line in [*d.verdict.fetch_next, *d.verdict.reasoning])
 
 
 def test_a_job_submitit_saw_timed_out_ended_at_its_time_limit(tmp_path: Path) -> None:
