@@ -613,6 +613,8 @@ def test_the_desync_reports_lagging_rank_is_the_hang_culprit(tmp_path: Path) -> 
     for lag in (3, 2):
         d = run(tmp_path / str(lag), {"console.log": report.replace("{lag}", str(lag))})
         assert d.verdict.outcome is Outcome.HANG and first(d) == (lag, Cause.HANG)
+        assert d.verdict.first_death is not None  # its evidence opens on the line that names it
+        assert f"[{lag}] finished collective #182" in d.verdict.first_death.evidence[0].text
 
 
 def test_ddps_unused_parameter_error_names_the_rank_that_raised_it(tmp_path: Path) -> None:

@@ -1537,7 +1537,8 @@ def _name_hang(tl: Timeline, f: Findings) -> None:
     cause = cause_of.get(culprit.rank) or (
         signal_cause(crash) if crash else logged[0] if logged else Cause.SILENT_EXIT if vanished else Cause.HANG
     )
-    evidence = [i for i in culprit.events if tl.events[i].role is Role.PROGRESS][-1:]
+    naming = [i for i, e in enumerate(tl.events) if Effect.NAMES_CULPRIT in e.effects] if voted == culprit.rank else []
+    evidence = naming[:1] + [i for i in culprit.events if tl.events[i].role is Role.PROGRESS][-1:]
     waits = [i for r in reporters for i in tl.ranks[r].events if is_symptom(tl.events[i])]
     evidence += sorted(waits, key=lambda i: (tl.events[i].cause is not Cause.COLLECTIVE_TIMEOUT, i))[:1]
     if culprit.torn_down is not None:
