@@ -894,3 +894,31 @@ def test_a_job_that_failed_at_its_launch_failed_with_no_rank_first(tmp_path: Pat
     """pyxis's container that did not start, the PMIx fence that timed out, a PMIx client that could not start."""
     d = run(tmp_path, {"console.log": line})
     assert d.verdict.outcome is Outcome.UNDETERMINED and first(d) == (None, None)
+
+
+def test_pytorchs_fatal_signal_handler_names_the_crashing_process(tmp_path: Path) -> None:
+    """c10::FatalSignalHandler's `SIGABRT(6), PID: N, Thread T:` before each thread's frames: that pid's abort."""
+    dump = (
+        "SIGABRT(6), PID: 4119976, Thread 4119976: \n"
+        " frame #0: c10::FatalSignalHandler::stacktraceSignalHandler(bool) + 0x8a (0x7f02042fd65a in libc10.so)\n"
+        "frame #3: ccl_executor::wait(ccl_request const*) + 0x58 (0x7f01ff86dcd8 in libccl.so.1)\n"
+    )
+    d = run(tmp_path, {"console.log": dump})
+    assert first(d) == (None, Cause.ABORT) and any(e.pid == 4119976 for e in d.events)
+
+
+def test_a_psm_assertion_is_its_ranks_abort(tmp_path: Path) -> None:
+    line = "machine:rank1: Assertion failure at psm3/ptl_am/ptl.c:196: nbytes == req->req_data.recv_msglen\n"
+    assert first(run(tmp_path, {"console.log": line})) == (1, Cause.ABORT)
+
+
+def test_a_terminate_after_the_failure_it_ends_with_is_that_failures_tail(tmp_path: Path) -> None:
+    """oneCCL's worker caught Level Zero's out-of-device-memory, then the process terminates on the exception that
+    carries it: one failure, a GPU memory exhaustion, not an abort beside it."""
+    lines = (
+        "2024:05:29-19:16:18:(202165) |CCL_ERROR| worker.cpp:338 ccl_worker_func: worker 0 caught internal exception: "
+        "oneCCL: ze_call.cpp:28 do_call: EXCEPTION: ze error at zeCommandQueueExecuteCommandLists, code: "
+        "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY\n"
+        "terminate called after throwing an instance of 'ccl::v1::exception'\n"
+    )
+    assert first(run(tmp_path, {"console.log": lines})) == (None, Cause.CUDA_OOM)
