@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,8 @@ import pytest
 from rankautopsy.model import Cause, Outcome, Role
 from rankautopsy.pipeline import Options, diagnose
 from rankautopsy.runtime import DEATH, HEARTBEAT, identify, missing_ranks
-from rankautopsy.runtime.records import death_line
+from rankautopsy.runtime.hooks import Runtime
+from rankautopsy.runtime.records import Sink, death_line
 
 ENV = {"RANK": "3", "LOCAL_RANK": "1", "WORLD_SIZE": "4"}
 
@@ -208,3 +210,36 @@ def test_a_forged_record_message_stays_text(tmp_path: Path) -> None:
 
 
 torch = pytest.importorskip("torch", reason="the gloo jobs need torch")
+
+
+class _SlowSink(Sink):
+    """A sink whose write waits on a gate, so the test holds the first death's record half written."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+        self.entered, self.gate = threading.Event(), threading.Event()
+        self.lines: list[str] = []
+
+    def write(self, line: str) -> None:
+        self.entered.set()
+        self.gate.wait(10)
+        self.lines.append(line)
+
+
+def test_a_second_death_waits_for_the_first_ones_record_to_be_written() -> None:
+    # SIGTERM reaches the main thread's handler and the wakeup thread; the loser ends the process, so
+    # it must not return while the winner's record is still being written
+    sink = _SlowSink()
+    runtime = Runtime(identify(ENV), sink, Sink(()), 0.0, None)
+    first = threading.Thread(target=runtime.record, args=("killed",), kwargs={"signal": "SIGTERM"})
+    first.start()
+    assert sink.entered.wait(10)
+    returned: list[bool] = []
+    second = threading.Thread(target=lambda: returned.append(runtime.record("killed", signal="SIGTERM")))
+    second.start()
+    second.join(0.3)
+    assert second.is_alive() and not sink.lines  # still waiting for the first record
+    sink.gate.set()
+    first.join(10)
+    second.join(10)
+    assert returned == [False] and len(sink.lines) == 1 and '"signal": "SIGTERM"' in sink.lines[0]

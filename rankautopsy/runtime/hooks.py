@@ -24,6 +24,7 @@ from rankautopsy.runtime.records import Sink, death_line, heartbeat_line, start_
 
 DEFAULT_INTERVAL = 10.0  # seconds between two heartbeats at most once
 _SIGTERM_EXIT = 128 + signal.SIGTERM
+_WRITE_WAIT = 2.0  # seconds a second death waits for the first one's record
 
 
 class Runtime:
@@ -38,6 +39,7 @@ class Runtime:
         self.due = 0.0
         self.step: int | None = None
         self.recorded = False
+        self.written = threading.Event()
         self.lock = threading.Lock()
         self.saved: dict[str, Any] = {}
 
@@ -46,12 +48,22 @@ class Runtime:
         return self.file.name if self.file is not None else None
 
     def record(self, cause: str, **fields: Any) -> bool:
-        """Write the death record once; False when one was written already."""
+        """Write the death record once; False when one was written already.
+
+        A second caller (SIGTERM reaches both the main thread's handler and the wakeup thread) waits
+        for the first one's write before it returns, or it would end the process with the record half
+        written. The wait is bounded: the first caller may be the very thread the handler interrupted.
+        """
         with self.lock:
-            if self.recorded:
-                return False
+            first = not self.recorded
             self.recorded = True
-        self.deaths.write(death_line(self.who, cause, step=self.step, **fields))
+        if not first:
+            self.written.wait(_WRITE_WAIT)
+            return False
+        try:
+            self.deaths.write(death_line(self.who, cause, step=self.step, **fields))
+        finally:
+            self.written.set()
         return True
 
     def record_exception(self, exc: BaseException, thread: str | None = None) -> bool:
