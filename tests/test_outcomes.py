@@ -208,7 +208,14 @@ def test_a_cause_on_no_ranks_line_is_reported_with_rank_null(tmp_path: Path) -> 
 def test_no_failure_is_not_clean_without_every_ranks_end(tmp_path: Path) -> None:
     d = run(tmp_path, {"rank_0.log": step_lines(0, 5), "rank_1.log": step_lines(1, 5)})
     assert d.verdict.outcome is Outcome.NO_FAILURE
-    assert d.verdict.confidence is not Confidence.HIGH
+    assert d.verdict.confidence is Confidence.LOW  # nothing shows an end: the lines may stop before the failure
+
+
+def test_no_failure_is_medium_when_some_rank_logged_its_end(tmp_path: Path) -> None:
+    done = "2026-11-29 07:00:09,000 INFO training completed\n"
+    d = run(tmp_path, {"rank_0.log": step_lines(0, 5) + done, "rank_1.log": step_lines(1, 5)})
+    assert d.verdict.outcome is Outcome.NO_FAILURE
+    assert d.verdict.confidence is Confidence.MEDIUM
 
 
 def test_clean_needs_every_rank_to_end(tmp_path: Path) -> None:

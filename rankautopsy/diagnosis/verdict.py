@@ -182,7 +182,10 @@ def _settle_without_culprit(tl: Timeline, f: Findings) -> None:
         return
     if not seen:
         f.outcome = Outcome.NO_FAILURE
-        f.cap(Confidence.MEDIUM, "no failure line, but not every rank logged its end")
+        if f.clean or any(Effect.COMPLETE in e.effects for e in tl.events):
+            f.cap(Confidence.MEDIUM, "no failure line, but not every rank logged its end")
+        else:
+            f.cap(Confidence.LOW, "no failure line, and no rank logged an end: the lines may stop before a failure")
         f.reasoning.append("no failure line was found, and not every rank logged an end (still running, or cut off)")
         f.fetch_next.append(
             "if the job is hung, a stack dump of each rank (`py-spy dump --pid PID`) or its NCCL flight record"
