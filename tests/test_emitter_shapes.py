@@ -1400,6 +1400,48 @@ def test_a_traceback_pasted_without_its_indents_ends_at_its_exception_line(tmp_p
     assert d.verdict.first_death is not None and "Address already in use" in d.verdict.first_death.detail
 
 
+_RENDERED = (
+    "Traceback (most recent call last):\n"
+    'File "/dev/shm/train.py", line 344, in\n'  # Markdown took `<module>` for a tag and dropped it
+    "model = hugectr.Model(solver, reader, optimizer)\n"
+    "^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"  # 3.11's markers, at column 0 too
+    'File "/lib/site-packages/hugectr/model.py", line 12, in __init__\n'
+    "self._init(comm)\n"
+    "~~~~~~~~~~^^^^^^\n"
+    "RuntimeError: Runtime error: MPI_ERR_OTHER: known error not in list\n"
+)
+
+
+def test_a_traceback_from_a_rendered_page_ends_at_its_exception_line(tmp_path: Path) -> None:
+    """A thread shown as Markdown loses the indents, `<module>` and the markers' indent: still one traceback."""
+    d = run(tmp_path, {"rank_1.log": steps(1, 3) + _RENDERED, "rank_0.log": steps(0, 3)})
+    assert first(d) == (1, Cause.PYTHON_EXCEPTION)
+    assert d.verdict.first_death is not None and "MPI_ERR_OTHER" in d.verdict.first_death.detail
+
+
+def test_a_failure_table_entry_that_lost_its_indent_still_names_its_rank(tmp_path: Path) -> None:
+    table = (
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
+        "============================================================\n"
+        "train.py FAILED\n"
+        "------------------------------------------------------------\n"
+        "Failures:\n"
+        "<NO_OTHER_FAILURES>\n"
+        "------------------------------------------------------------\n"
+        "Root Cause (first observed failure):\n"
+        "[0]:\n"
+        "time : 2026-11-29_07:00:04\n"
+        "host : node01\n"
+        "rank : 5 (local_rank: 5)\n"
+        "exitcode : -9 (pid: 4242)\n"
+        "error_file: <N/A>\n"
+        "traceback : Signal 9 (SIGKILL) received by PID 4242\n"
+        "============================================================\n"
+    )
+    d = run(tmp_path, {"console.log": table})
+    assert first(d) == (5, Cause.KILLED)
+
+
 def test_a_cause_read_under_a_cut_report_head_asks_for_the_lines_above(tmp_path: Path) -> None:
     frames = _c10_cuda_report("", None).splitlines(keepends=True)[2:]
     d = run(tmp_path, {"console.log": "".join(frames)})

@@ -64,7 +64,8 @@ _FH_LINE = recache.compile(
     r"|Current thread's C stack|<no Python frame>|Garbage-collecting)"
 )
 _FH_FRAME = recache.compile(r'^\s+File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>.+)$')
-_TABLE_FIELD = recache.compile(r"^\s+(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$")
+# at any indent: a paste may have lost it
+_TABLE_FIELD = recache.compile(r"^\s*(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$")
 _TABLE_RANK = recache.compile(r"(?P<rank>-?\d+) \(local_rank: (?P<local_rank>-?\d+)\)")
 _TABLE_EXIT = recache.compile(r"(?P<exitcode>-?\d+) \(pid: (?P<pid>\d+)\)")
 _SIGNAL = recache.compile(r"Signal (?P<num>\d+) \((?P<name>SIG\w+)\)")
@@ -310,8 +311,9 @@ def _chain(stream: Stream, start: int, at: int) -> list[int]:
 
 
 # A traceback's frame line, at any indent: a paste may have lost the indent of the source line under it
-# (or of every line, frames included).
-_ANY_FRAME = recache.compile(r'^\s*File "[^"\n]+", line [0-9]+, in [^ \t\n]')
+# (or of every line, frames included), and Markdown drops a function name it takes for a tag (`<module>`).
+_ANY_FRAME = recache.compile(r'^\s*File "[^"\n]+", line [0-9]+, in(?: [^ \t\n]|[ \t]*$)')
+_MARKERS = recache.compile(r"^[ \t]*[~^]+[ \t]*$")  # the `^^^^` under a frame's source line (3.11+)
 
 
 def _is_exception_line(text: str) -> bool:
@@ -331,7 +333,9 @@ def _lost_indent(stream: Stream, j: int, after_frame: bool) -> bool:
         return True
     if not after_frame or _is_exception_line(text):
         return False
-    after = next((stream.texts[k] for k in _channel_lines(stream, j) if stream.texts[k].strip()), None)
+    after = next(
+        (t for k in _channel_lines(stream, j) if (t := stream.texts[k]).strip() and not _MARKERS.match(t)), None
+    )
     return after is not None and (
         after[0] in _FRAMES or _is_exception_line(after) or _ANY_FRAME.match(after) is not None
     )
@@ -349,6 +353,8 @@ def _exception_line(stream: Stream, start: int, memo: dict[int, int | None]) -> 
             break
         text = texts[j]
         if not text.strip():
+            continue
+        if _MARKERS.match(text):
             continue
         if text[0] in _FRAMES or _FRAME_TAIL.match(text) or _lost_indent(stream, j, after_frame):
             after_frame = _ANY_FRAME.match(text) is not None
