@@ -1419,6 +1419,21 @@ def test_a_traceback_from_a_rendered_page_ends_at_its_exception_line(tmp_path: P
     assert d.verdict.first_death is not None and "MPI_ERR_OTHER" in d.verdict.first_death.detail
 
 
+def test_a_ranks_line_written_after_a_progress_bar_is_that_ranks(tmp_path: Path) -> None:
+    """tqdm redraws after a `\\r` and writes no line feed: rank 1's prefixed watchdog line goes on the bar's line."""
+    bar = "Epoch 0:   1%|          | 5/500 [00:05<08:15,  1.00it/s]"  # a description before it
+    watchdog = (
+        "[rank{r}]:[E318 07:39:53.713449198 ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog caught collective operation "
+        "timeout: WorkNCCL(SeqNum=610, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600018 "
+        "milliseconds before timing out.\n"
+    )
+    for redrawn in ("", "\r"):  # as a terminal kept it, and as a paste shows it
+        console = redrawn + bar + watchdog.format(r=1) + watchdog.format(r=7)
+        d = run(tmp_path, {"console.log": console})
+        waited = {e.rank for e in d.events if e.role.value == "symptom"}
+        assert waited == {1, 7}, (redrawn, d.events)
+
+
 def test_a_failure_table_entry_that_lost_its_indent_still_names_its_rank(tmp_path: Path) -> None:
     table = (
         "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"

@@ -30,7 +30,7 @@ from rankautopsy.sources.prefixes import (
 )
 from rankautopsy.sources.ranks import PathRank, content_rank, content_rank_shapes, rank_from_path
 from rankautopsy.sources.read import PIECES, decode, looks_binary, open_bytes, pieces, segments, split_lines, spool
-from rankautopsy.sources.sanitize import _clean_unprintable, clean
+from rankautopsy.sources.sanitize import _clean_unprintable, clean, clean_pieces
 
 
 @pytest.mark.parametrize(
@@ -840,3 +840,23 @@ def test_dockers_json_records_decode_to_one_line_each(texts: list[str]) -> None:
     stream = open_bytes(None, data)
     out = io.BufferedReader(stream).read().decode("utf-8", "surrogateescape")  # type: ignore[arg-type]
     assert out.split("\n")[:-1] == [f"{stamp} stderr F {t}" for t in ["first", *texts]]
+
+
+_BAR = " 40%|####      | 2/5 [00:01<00:02,  1.50it/s, loss=0.31]"
+
+
+@pytest.mark.parametrize(
+    ("line", "want"),
+    [
+        (_BAR + "[rank1]: Traceback (most recent call last):", [_BAR, "[rank1]: Traceback (most recent call last):"]),
+        ("\r" + _BAR + "\r" + _BAR + "W1014 03:47:41.1 1 api.py:9] x", [_BAR, _BAR, "W1014 03:47:41.1 1 api.py:9] x"]),
+        ("T: 0%| | 2/13 [00:16<2:57:59,  8.2s/it]Traceback", ["T: 0%| | 2/13 [00:16<2:57:59,  8.2s/it]", "Traceback"]),
+        ("Epoch 0: 0/? [00:00, ?it/s]ERROR: boom", ["Epoch 0: 0/? [00:00, ?it/s]", "ERROR: boom"]),
+        (_BAR, [_BAR]),  # nothing after it
+        (_BAR + " done", [_BAR + " done"]),  # tqdm's own postfix space: the bar's line
+        ("[00:01<00:02] [rank1]: x", ["[00:01<00:02] [rank1]: x"]),  # no rate: no bar
+    ],
+)
+def test_what_a_process_writes_after_a_progress_bar_is_a_line_of_its_own(line: str, want: list[str]) -> None:
+    assert segments(line) == want
+    assert clean_pieces(line, 1000) == "\n".join(want)  # what the scanner rescans is what the parser reads

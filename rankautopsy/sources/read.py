@@ -157,13 +157,42 @@ def pieces(line: str) -> list[str]:
     return [part[:MAX_LINE] for part in line.split("\r") if part.strip()]
 
 
+# The end of a tqdm bar, `[elapsed<remaining, rate{postfix}]`, with text right after it: tqdm redraws
+# its bar after a `\r` and writes no line feed, so whatever the process (or another) writes next, a
+# traceback, a rank's `[rankN]:` line, the launcher's warning, goes on the bar's line.
+BAR_END = recache.compile(
+    r"\[[0-9:]+(?:<[0-9:?]+)?, *(?:\?|[0-9.]+[kMGT]?)(?:[A-Za-z]+/s|s/[A-Za-z]+)(?:,[^\]\n]*)?\](?=[^\s\]])"
+)
+
+
 def segments(line: str) -> list[str]:
-    """One physical line as logical lines: a `\r` inside it starts a new one. Of more than PIECES
-    pieces, a run of pieces that differ only in their numbers (a progress bar redrawn in place) keeps
-    its first and last: a terminal shows the last, and the first and last step are what a run tells."""
+    """One physical line as logical lines: a `\r` inside it starts a new one, and so does what follows
+    a progress bar's end. Of more than PIECES pieces, a run of pieces that differ only in their numbers
+    (a progress bar redrawn in place) keeps its first and last: a terminal shows the last, and the first
+    and last step are what a run tells."""
     parts = pieces(line)
-    if len(parts) <= PIECES:
-        return parts
+    if len(parts) > PIECES:
+        parts = _ends_of_runs(line, parts)
+    if ("/s]" in line or "/s," in line or "s/it" in line) and BAR_END.search(line) is not None:
+        return [piece for part in parts for piece in _unglued(part)]
+    return parts
+
+
+def bar_ends(line: str) -> bool:
+    """Whether a progress bar's end has text glued to it: a quick look for a rate's end first."""
+    return ("/s]" in line or "/s," in line or "s/it" in line) and BAR_END.search(line) is not None
+
+
+def _unglued(part: str) -> list[str]:
+    out = []
+    while (m := BAR_END.search(part)) is not None:
+        out.append(part[: m.end()])
+        part = part[m.end() :]
+    out.append(part)
+    return out
+
+
+def _ends_of_runs(line: str, parts: list[str]) -> list[str]:
     body = line[:-1] if line.endswith("\r") else line  # as pieces() cut it: one translate, not one per piece
     cut = zip(body.split("\r"), body.translate(NO_DIGITS).split("\r"), strict=True)
     shapes = [shape for part, shape in cut if part.strip()]

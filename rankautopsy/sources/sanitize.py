@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from rankautopsy import recache
+from rankautopsy.sources.read import bar_ends, segments
 
 # CSI / OSC / other ESC sequences first, then any remaining C0/C1 control except TAB and LF.
 _ANSI = recache.compile(
@@ -72,6 +73,8 @@ def clean_pieces(line: str, limit: int) -> str:
     cleaned, one per line: `"\\n".join(clean(p) for p in pieces)`, but cleaned in one pass over the
     whole line rather than once per piece (a line of a million progress-bar pieces costs the same per
     byte as any other line)."""
+    if bar_ends(line):  # text glued to a progress bar's end: rare, then piece by piece
+        return "\n".join(clean(part[:limit]) for part in segments(line))
     if line.endswith("\r"):
         line = line[:-1]
     if "\r" not in line:
