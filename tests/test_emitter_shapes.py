@@ -1434,6 +1434,21 @@ def test_a_ranks_line_written_after_a_progress_bar_is_that_ranks(tmp_path: Path)
         assert waited == {1, 7}, (redrawn, d.events)
 
 
+def test_a_lambdas_source_line_that_lost_its_indent_is_no_exception_line(tmp_path: Path) -> None:
+    """`lambda: hydra.run(` under a frame whose `<lambda>` Markdown dropped reads as `Type: message` by shape
+    only: a keyword names no class, so the traceback, cut after the next frame, stays cut."""
+    cut = (
+        "Traceback (most recent call last):\n"
+        'File "/hydra/_internal/utils.py", line 458, in\n'
+        "lambda: hydra.run(\n"
+        'File "/hydra/core/utils.py", line 260, in return_value\n'
+        "raise self._return_value\n"
+    )
+    d = run(tmp_path, {"rank_1.log": steps(1, 3) + cut, "rank_0.log": steps(0, 3)})
+    tracebacks = [e for e in d.events if e.rule == "python.traceback"]
+    assert tracebacks and all("exc_type" not in e.facts for e in tracebacks)
+
+
 def test_a_failure_table_entry_that_lost_its_indent_still_names_its_rank(tmp_path: Path) -> None:
     table = (
         "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"

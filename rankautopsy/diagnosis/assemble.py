@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import keyword
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
@@ -42,8 +43,12 @@ from rankautopsy.sources.lines import Stream
 from rankautopsy.sources.sanitize import without_surrogates
 
 _WINDOW = 2000  # lines of one channel an assembly may look through
+# a source line that lost its indent (`lambda: f(`, `else:`) is no exception: a keyword names no class
+_KEYWORD = r"(?!(?:" + "|".join(keyword.kwlist) + r")(?::|$))"
 # A class defined in a function prints its qualified name: `make.<locals>.ShardError` (3.9+)
-_EXC_LINE = recache.compile(r"^(?P<exc_type>[A-Za-z_][\w.]*(?:<locals>\.[A-Za-z_][\w.]*)*)(?::(?: (?P<exc_msg>.*))?)?$")
+_EXC_LINE = recache.compile(
+    r"^" + _KEYWORD + r"(?P<exc_type>[A-Za-z_][\w.]*(?:<locals>\.[A-Za-z_][\w.]*)*)(?::(?: (?P<exc_msg>.*))?)?$"
+)
 _TB_CONTINUE = (
     "Traceback (most recent call last)",
     "Exception Group Traceback",
