@@ -8,7 +8,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import field, replace
-from datetime import UTC, datetime, timedelta, tzinfo
+from datetime import UTC, date, datetime, timedelta, tzinfo
 
 from rankautopsy import recache
 from rankautopsy.diagnosis.assemble import build_events, classify
@@ -47,6 +47,8 @@ from rankautopsy.sources.read import LONG_LINE, Data, read_head
 from rankautopsy.sources.sanitize import clean, without_surrogates
 
 DEFAULT_SKEW = timedelta(seconds=2)
+
+YearOf = tuple[int, date | None]  # the year of stamps without one, and the latest day they may mean
 
 
 @record(kw_only=True)
@@ -159,12 +161,15 @@ def _event_files(sources: Sequence[Source], skipped: list[SkippedInput]) -> dict
 
 def _conclude(collected: Collected, options: Options, rules: list[CompiledRule]) -> Diagnosis:
     parts = collected.parts
-    year = collected.year if collected.year is not None else datetime.now(UTC).year
+    year, not_after = (collected.year, None) if collected.year is not None else today()
     streams = [p.stream for p in parts if p.stream is not None]
-    tl = build_timeline(streams, [p.events for p in parts], ClockContext(tz=options.tz, year=year))
+    tl = build_timeline(streams, [p.events for p in parts], ClockContext(options.tz, year, not_after=not_after))
     tl.notes.extend(n for p in parts for n in p.notes if p.input.path not in tl.twinned or n != _untimed(p.input.path))
     if collected.year is None and (undated := _yearless_stamp(tl.events, parts)):
-        tl.notes.append(f"no line gives the year: stamps such as `{undated}` have none and are dated {year}, this year")
+        tl.notes.append(
+            f"no line gives the year: stamps such as `{undated}` have none and are dated in the year up to today "
+            f"({year}, or {year - 1} for a day after today's)"
+        )
     findings = decide(tl, options.skew)
     verdict = Verdict(
         outcome=findings.outcome,
@@ -209,8 +214,16 @@ def _is_event_file(source: Source) -> bool:
         return False
 
 
-def _year_hint(sources: Sequence[Source]) -> int:
-    return next((s.year for s in sources if s.year is not None), datetime.now(UTC).year)
+def _year_hint(sources: Sequence[Source]) -> YearOf:
+    """The year of stamps without one, from the first input that gives one; else today's, with the
+    latest day such a stamp may mean (tomorrow: a host's clock or zone may run a day ahead)."""
+    return next(((s.year, None) for s in sources if s.year is not None), None) or today()
+
+
+def today() -> tuple[int, date]:
+    """This year, and the latest day a stamp without a year may mean in it."""
+    now = datetime.now(UTC)
+    return now.year, (now + timedelta(days=1)).date()
 
 
 @record
@@ -231,7 +244,11 @@ class _Job:
 
 
 def _scan_all(
-    sources: Sequence[Source], rules: list[CompiledRule], taught: tuple[Taught, ...], options: Options, year: int
+    sources: Sequence[Source],
+    rules: list[CompiledRule],
+    taught: tuple[Taught, ...],
+    options: Options,
+    year: YearOf,
 ) -> list[Scanned | None]:
     """Each stream read and turned into events, in worker processes when the input is big."""
     jobs = [_job(s, options, year) for s in sources if s.kind is not StreamKind.ERROR_JSON]
@@ -265,13 +282,13 @@ def _told(progress: Callable[[int], None], job: _Job) -> None:
     progress(job.source.size)
 
 
-def _job(source: Source, options: Options, year: int) -> _Job:
+def _job(source: Source, options: Options, year: YearOf) -> _Job:
     boot, note = options.boot_time, None
     if boot is None and (source.live or options.live_kernel) and source.kind is StreamKind.KERNEL:
         boot = _live_boot(source)
         if boot is not None:
             note = f"{source.display}: raw kernel stamps placed with this host's boot time {boot:%Y-%m-%d %H:%M:%S} UTC"
-    return _Job(source, ClockContext(tz=options.tz, year=year, boot_time=boot), note)
+    return _Job(source, ClockContext(tz=options.tz, year=year[0], boot_time=boot, not_after=year[1]), note)
 
 
 def _scan_job(job: _Job, rules: list[CompiledRule], engine: Engine, spare: bool = False) -> Scanned:

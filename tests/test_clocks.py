@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta, timezone, tzinfo
+from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -727,4 +727,23 @@ def test_a_date_whose_year_no_line_gives_is_said_to_be_guessed(tmp_path: Path, h
     notes = [n for n in (*d.verdict.notes, *d.verdict.reasoning) if "gives the year" in n]
     assert bool(notes) is said, d.verdict
     assert not said or "`E1206 18:44:10.715298746`" in notes[0]
-    assert {e.time.earliest.year for e in d.events if e.time} == {2024 if head else datetime.now(UTC).year}
+    now = datetime.now(UTC)  # no year given: Dec 6 of the year up to tomorrow
+    this_year = now.year if date(now.year, 12, 6) <= (now + timedelta(days=1)).date() else now.year - 1
+    assert {e.time.earliest.year for e in d.events if e.time} == {2024 if head else this_year}
+
+
+@pytest.mark.parametrize(
+    ("line", "year"),
+    [
+        ("E1219 03:01:55.123456 1 api.py:1] x", 2025),  # after the latest day: the year before
+        ("E1207 23:59:59.123456 1 api.py:1] x", 2026),  # the latest day itself
+        ("Nov 29 07:00:01 node01 kernel: x", 2026),
+        ("Dec 31 07:00:01 node01 kernel: x", 2025),
+        ("INFO 12-19 07:00:01 worker.py:1] x", 2025),
+    ],
+)
+def test_a_date_without_a_year_is_never_after_the_latest_day_it_may_mean(line: str, year: int) -> None:
+    ctx = ClockContext(UTC, 2026, not_after=date(2026, 12, 7))
+    span = find_time(line, ctx)
+    assert span is not None and span.earliest.year == year
+    assert find_time(line, ClockContext(UTC, 2026)).earliest.year == 2026  # a year the logs gave is kept as is

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from rankautopsy.events import Part
 from rankautopsy.model import Event, Evidence, Input, Location, StreamKind
-from rankautopsy.pipeline import Options, _error_file_events, _job, _scan_job, _thin_progress
+from rankautopsy.pipeline import Options, YearOf, _error_file_events, _job, _scan_job, _thin_progress
 from rankautopsy.scan.engine import Engine
 from rankautopsy.scan.matcher import CompiledRule
 from rankautopsy.sources.discover import Source
@@ -82,7 +82,7 @@ class Followed:
         options: Options,
         rules: list[CompiledRule],
         engine: Engine,
-        year: int,
+        year: YearOf,
         open_ids: set[str],
         read_at: datetime | None = None,
     ) -> None:
@@ -124,7 +124,7 @@ class Followed:
             return event
         return replace(event, facts={**event.facts, "seen_by": self.reads[k][1]})
 
-    def feed_whole(self, options: Options, rules: list[CompiledRule], engine: Engine, year: int) -> bool:
+    def feed_whole(self, options: Options, rules: list[CompiledRule], engine: Engine, year: YearOf) -> bool:
         """A compressed file, read whole once it stopped changing (and again if it changes); whether it
         was read."""
         assert self.source.path is not None

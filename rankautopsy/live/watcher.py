@@ -19,7 +19,7 @@ from rankautopsy.errors import InputError
 from rankautopsy.events import Collected
 from rankautopsy.live.stream import Followed
 from rankautopsy.model import Diagnosis, Outcome, StreamKind, Verdict
-from rankautopsy.pipeline import Options, _load, conclude
+from rankautopsy.pipeline import Options, YearOf, _load, conclude, today
 from rankautopsy.records import record
 from rankautopsy.scan.engine import make_engine
 from rankautopsy.scan.matcher import CompiledRule
@@ -129,7 +129,8 @@ class Watcher:
 
     def _read(self, now: float, wall: datetime) -> bool:
         grew = False
-        opts, year = self.options.diagnose, self.year or datetime.now(UTC).year
+        opts = self.options.diagnose
+        year: YearOf = (self.year, None) if self.year is not None else today()
         followed = [*self.streams.values(), *([self.stdin] if self.stdin is not None else [])]
         for stream in followed:
             if stream.changed():  # truncated or rotated: read again from the start
@@ -147,7 +148,7 @@ class Watcher:
                 self.grown[stream.source.display] = now
         return grew
 
-    def _read_whole(self, stream: Followed, now: float, quiet: bool, year: int) -> bool:
+    def _read_whole(self, stream: Followed, now: float, quiet: bool, year: YearOf) -> bool:
         """A compressed file is read once its size held for the settle period."""
         size = stream.source.path.stat().st_size if stream.source.path and stream.source.path.exists() else 0
         if size != self.sizes.get(stream.source.display):

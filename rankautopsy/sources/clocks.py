@@ -5,9 +5,10 @@ A stamp stands for an interval as wide as its resolution: `07:00:01` is [07:00:0
 a local time that a DST change makes ambiguous (or skipped) spans both readings.
 
 Stamps without a year (glog/c10 `E1129`, torch `E0709`, journal `Nov 29`, vLLM's `INFO 11-29`) take `ClockContext.year`.
-Year rollover is deliberately not guessed: logs that cross New Year read with one `year` put the
+Year rollover is not guessed within the logs: logs that cross New Year read with one `year` put the
 December (or January) lines a year off. Callers pick `year` from a full-date line of the same
 inputs (`year_hint_from_text`) so that at most the lines on the other side of New Year are wrong.
+Where no line gives one, the year is today's and a date after today is last year's (`not_after`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import field
-from datetime import UTC, datetime, timedelta, timezone, tzinfo
+from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 from pathlib import Path
 from typing import Protocol, TypeVar
 from zoneinfo import ZoneInfo
@@ -110,14 +111,16 @@ def _fixed_local_zone() -> tzinfo:
 class ClockContext:
     """How to read stamps that lack a zone, a year or a wall clock.
 
-    `year` is used as is for every stamp without one, even when that puts it in the future:
-    guessing a rollover is left to the caller (see the module docstring).
+    `year` is used for every stamp without one. Where `not_after` is set (the caller took `year` from
+    today's date, no line of the logs gave one), a yearless date after it is read in the year before:
+    the logs of a job are never from the future.
     """
 
     tz: tzinfo = field(default_factory=local_zone)
     year: int = field(default_factory=lambda: datetime.now().year)
     # aware UTC; places raw dmesg monotonic seconds on the wall clock
     boot_time: datetime | None = None
+    not_after: date | None = None
 
 
 @record
@@ -213,20 +216,31 @@ def _glog_fraction(digits: str) -> tuple[int, timedelta]:
     return _fraction(digits)
 
 
+def _dated(ctx: ClockContext, month: int, day: int) -> tuple[int, int, int]:
+    """A yearless month and day in ctx.year, or in the year before where that would be after ctx.not_after."""
+    if ctx.not_after is not None:
+        try:
+            if date(ctx.year, month, day) > ctx.not_after:
+                return ctx.year - 1, month, day
+        except ValueError:  # Feb 29 of another year, or no date at all: _span says so
+            pass
+    return ctx.year, month, day
+
+
 def _from_glog(m: re.Match[str], ctx: ClockContext) -> TimeSpan | None:
     month_day = int(m["md"])
     micro, resolution = _glog_fraction(m["frac"])
-    return _span((ctx.year, month_day // 100, month_day % 100), m, micro, resolution, ctx.tz)
+    return _span(_dated(ctx, month_day // 100, month_day % 100), m, micro, resolution, ctx.tz)
 
 
 def _from_leveled(m: re.Match[str], ctx: ClockContext) -> TimeSpan | None:
     micro, resolution = _fraction(m["frac"])
-    return _span((ctx.year, int(m["mo"]), int(m["d"])), m, micro, resolution, ctx.tz)
+    return _span(_dated(ctx, int(m["mo"]), int(m["d"])), m, micro, resolution, ctx.tz)
 
 
 def _from_syslog(m: re.Match[str], ctx: ClockContext) -> TimeSpan | None:
     micro, resolution = _fraction(m["frac"])
-    return _span((ctx.year, _MONTHS[m["mon"]], int(m["d"])), m, micro, resolution, ctx.tz)
+    return _span(_dated(ctx, _MONTHS[m["mon"]], int(m["d"])), m, micro, resolution, ctx.tz)
 
 
 def _from_ctime(m: re.Match[str], ctx: ClockContext) -> TimeSpan | None:
@@ -337,11 +351,11 @@ _MINUTE = timedelta(minutes=1)
 
 def _from_reltime(m: re.Match[str], ctx: ClockContext) -> TimeSpan | None:
     """`[Nov29 07:00]`: the whole local minute, in ctx.year."""
-    date = (ctx.year, _MONTHS[m["mon"]], int(m["d"]))
+    day = _dated(ctx, _MONTHS[m["mon"]], int(m["d"]))
     hour, minute = int(m["H"]), int(m["M"])
     try:
-        wall = datetime(*date, hour, minute, tzinfo=UTC)
-        low, high = _offsets(ctx.tz, (*date, hour, minute))
+        wall = datetime(*day, hour, minute, tzinfo=UTC)
+        low, high = _offsets(ctx.tz, (*day, hour, minute))
         return TimeSpan(wall - high, wall - low + _MINUTE)
     except (ValueError, OverflowError):
         return None
