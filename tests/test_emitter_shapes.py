@@ -1449,6 +1449,19 @@ def test_a_lambdas_source_line_that_lost_its_indent_is_no_exception_line(tmp_pat
     assert tracebacks and all("exc_type" not in e.facts for e in tracebacks)
 
 
+def test_the_debug_wrappers_collective_mismatch_ends_the_rank_that_raised_it(tmp_path: Path) -> None:
+    """TORCH_DISTRIBUTED_DEBUG=DETAIL raises it on the rank that compared fingerprints: a failure, not context."""
+    mismatch = (
+        '[rank1]: Traceback (most recent call last):\n[rank1]:   File "train.py", line 9, in <module>\n'
+        "[rank1]:     dist.all_reduce(t)\n"
+        "[rank1]: RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: "
+        "CollectiveFingerPrint(SequenceNumber=12, OpType=BARRIER), but Rank 0 is running collective: "
+        "CollectiveFingerPrint(SequenceNumber=12, OpType=ALLREDUCE).\n"
+    )
+    d = run(tmp_path, {"console.log": "[rank0]: step 1\n[rank1]: step 1\n" + mismatch})
+    assert first(d) == (1, Cause.PYTHON_EXCEPTION)
+
+
 def test_a_failure_table_entry_that_lost_its_indent_still_names_its_rank(tmp_path: Path) -> None:
     table = (
         "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
