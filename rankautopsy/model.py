@@ -283,6 +283,7 @@ class Unattributed:
     cause: Cause
     where: Location
     text: str
+    told: Evidence | None = None  # the line that says what it was, where that is not `where` (an exception's)
 
 
 @record(kw_only=True)

@@ -205,6 +205,18 @@ def test_a_cause_on_no_ranks_line_is_reported_with_rank_null(tmp_path: Path) -> 
     assert [u.cause for u in d.verdict.unattributed] == [Cause.CUDA_OOM]
 
 
+def test_an_unranked_tracebacks_evidence_is_its_exception_line(tmp_path: Path) -> None:
+    """Where no rank is tied to a traceback, the line shown and cited is the one that names the error."""
+    tb = 'Traceback (most recent call last):\n  File "t.py", line 1, in <module>\n    f()\nValueError: bad sample 7\n'
+    d = run(tmp_path, {"console.log": step_lines(0, 5) + step_lines(1, 5) + tb})
+    first = d.verdict.first_death
+    assert first is not None and first.rank is None and first.cause is Cause.PYTHON_EXCEPTION
+    assert first.evidence[0].text == "ValueError: bad sample 7" and first.detail == "ValueError: bad sample 7"
+    (told,) = [u.told for u in d.verdict.unattributed]
+    assert told is not None and told.where.line == first.evidence[0].where.line == 14
+    assert any(r.endswith("console.log:14, but no rank is tied to it") for r in d.verdict.reasoning), d.verdict
+
+
 def test_no_failure_is_not_clean_without_every_ranks_end(tmp_path: Path) -> None:
     d = run(tmp_path, {"rank_0.log": step_lines(0, 5), "rank_1.log": step_lines(1, 5)})
     assert d.verdict.outcome is Outcome.NO_FAILURE

@@ -205,11 +205,11 @@ def _settle_without_culprit(tl: Timeline, f: Findings) -> None:
     causes = {u.cause for u in f.unattributed}
     if len(causes) == 1:
         u = f.unattributed[0]
-        f.first = _unranked_death(u)
+        f.first = _unranked_death(u, told=_told(tl, u))
         f.cap(Confidence.LOW, "the cause was seen, but on no line tied to a rank")
-        f.reasoning.append(
-            f"{_label(u.cause)} ({u.cause.value}) is seen at {u.where.source}:{u.where.line}, but no rank is tied to it"
-        )
+        at = u.told.where if u.told else u.where
+        seen = f"{_label(u.cause)} ({u.cause.value}) is seen at {at.source}:{at.line}"
+        f.reasoning.append(f"{seen}, but no rank is tied to it")
     elif causes:
         f.cap(Confidence.LOW, "several causes were seen, none tied to a rank")
         f.reasoning.append("causes seen without a rank: " + ", ".join(sorted(c.value for c in causes)))
@@ -310,12 +310,18 @@ def _say_ended_from_outside(f: Findings, ended: Event) -> None:
     f.fetch_next.append(_WHO_ENDED)
 
 
-def _unranked_death(u: Unattributed, rule: str | None = None) -> FirstDeath:
-    """A death whose cause a line tied to no rank gives (`rule`: that line's, where it is a rule's own finding)."""
+def _unranked_death(u: Unattributed, rule: str | None = None, told: tuple[Evidence, ...] = ()) -> FirstDeath:
+    """A death whose cause a line tied to no rank gives (`rule`: that line's, where it is a rule's own finding;
+    `told`: its event's evidence, an exception's `Type: message` line first)."""
+    evidence = told or ((u.told,) if u.told else ()) + (Evidence(u.where, u.text),)
     return FirstDeath(
-        rank=None, cause=u.cause, rule=rule, detail=u.text.strip()[:200], method="unattributed",
-        evidence=(Evidence(u.where, u.text),),
+        rank=None, cause=u.cause, rule=rule, detail=evidence[0].text.strip()[:200], method="unattributed",
+        evidence=evidence,
     )  # fmt: skip
+
+
+def _told(tl: Timeline, u: Unattributed) -> tuple[Evidence, ...]:
+    return next((_evidence(tl, [i]) for i, e in enumerate(tl.events) if e.where == u.where), ())
 
 
 def _say_killed_from_outside(f: Findings, stop: Event) -> None:
@@ -477,7 +483,7 @@ def _unattributed(tl: Timeline, candidates: Sequence[Candidate]) -> list[Unattri
             key = (e.where.source, e.host, e.pid)
             firsts[key] = min(firsts.get(key, e.where.line), e.where.line)
     loose = [
-        Unattributed(e.cause, e.where, e.text)
+        Unattributed(e.cause, e.where, e.text, e.lines[0] if "exc_type" in e.facts and e.lines else None)
         for e in causes
         if e.pid is None or firsts[(e.where.source, e.host, e.pid)] == e.where.line
     ]

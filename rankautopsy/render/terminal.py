@@ -286,7 +286,7 @@ class _Report:
         if shown:
             self.lines.append(Text())
         for u in shown:
-            self.evidence(Evidence(u.where, u.text), bold=False)
+            self.evidence(u.told or Evidence(u.where, u.text), bold=False)
         if len(causes) > len(shown):
             self.row(("  ", ""), (f"… {len(causes) - len(shown)} more (-v to show)", "dim"))
 
