@@ -264,6 +264,16 @@ def test_content_rank_trusts_only_the_stream_header_shape() -> None:
     assert content_rank_shapes(["no ranks here", "nor here", "step 1"]) == frozenset()
 
 
+def test_process_group_ranks_of_two_watchdog_lines_are_read() -> None:
+    """ProcessGroupNCCL's `[Rank N]` (torch <= 2.1, no `[rankN]:` prefix) on two lines naming two ranks is the
+    stream's shape; a generic `rank N` field needs three lines."""
+    line = "[E ProcessGroupNCCL.cpp:915] [Rank {r}] NCCL watchdog thread terminated with exception: [Rank {r}] Watch"
+    two = [line.format(r=0), "NCCL INFO other", line.format(r=2)]
+    assert [content_rank(x, content_rank_shapes(two)) for x in two] == [0, None, 2]
+    generic = ["INFO [rank 0] step 1", "x", "INFO [rank 2] step 1"]
+    assert content_rank(generic[0], content_rank_shapes(generic)) is None
+
+
 def test_clean_removes_escape_sequences_and_controls() -> None:
     assert clean("\x1b[31mred\x1b[0m \x1b]0;title\x07ok\x00\x07\ttab") == "red ok\ttab"
 

@@ -56,6 +56,9 @@ _LOCAL_RANK_MESSAGES = ("Received SIGTERM", "Child process with PID")
 # `[Rank N]` is ProcessGroupNCCL's WorkNCCL prefix: the rank in *that* process group. It is the global
 # rank only while the stream shows no sub-group; its shapes carry this mark so that they can be dropped.
 _PG_RANK_MARK = "\x00Rank"
+# Lines a shape needs before its rank field is read (several naming different ranks, or most lines):
+# a generic `rank 3` field three; ProcessGroupNCCL's own `[Rank N]` two, its lines being few (a watchdog's).
+_ENOUGH = {False: 3, True: 2}
 # ProcessGroupNCCL's own log prefix (createLogPrefix): `[PG ID 0 PG GUID 0(default_pg) Rank 2]` (>= ~2.5),
 # `[PG 0 (default_pg) Rank 3]` (~2.4), `[PG 0 Rank 25]` (~2.3). The rank is the one in that process group:
 # the global rank only for the default group (id 0, or described as default_pg).
@@ -128,7 +131,11 @@ def content_rank_shapes(messages: list[str]) -> frozenset[str]:
         if _TORCH_DISTRIBUTED.search(message):
             torch_distributed = True
             sub_groups = sub_groups or _sub_group(message)
-    shapes = {shape for shape, n in counts.items() if n >= 3 and (len(seen[shape]) >= 2 or n >= 0.3 * len(lines))}
+    shapes = {
+        shape
+        for shape, n in counts.items()
+        if n >= _ENOUGH[shape.endswith(_PG_RANK_MARK)] and (len(seen[shape]) >= 2 or n >= 0.3 * len(lines))
+    }
     if sub_groups:
         shapes = {shape for shape in shapes if not shape.endswith(_PG_RANK_MARK)}
     if torch_distributed:
