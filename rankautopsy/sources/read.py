@@ -173,9 +173,7 @@ def segments(line: str) -> list[str]:
     parts = pieces(line)
     if len(parts) > PIECES:
         parts = _ends_of_runs(line, parts)
-    if ("/s]" in line or "/s," in line or "s/it" in line) and BAR_END.search(line) is not None:
-        return [piece for part in parts for piece in _unglued(part)]
-    return parts
+    return [piece for part in parts for piece in _unglued(part)] if bar_ends(line) else parts
 
 
 def bar_ends(line: str) -> bool:
