@@ -208,8 +208,8 @@ def _settle_without_culprit(tl: Timeline, f: Findings) -> None:
         f.first = _unranked_death(u, told=_told(tl, u))
         f.cap(Confidence.LOW, "the cause was seen, but on no line tied to a rank")
         at = u.told.where if u.told else u.where
-        seen = f"{_label(u.cause)} ({u.cause.value}) is seen at {at.source}:{at.line}"
-        f.reasoning.append(f"{seen}, but no rank is tied to it")
+        said = f"{_label(u.cause)} ({u.cause.value}) is seen at {at.source}:{at.line}"
+        f.reasoning.append(f"{said}, but no rank is tied to it")
     elif causes:
         f.cap(Confidence.LOW, "several causes were seen, none tied to a rank")
         f.reasoning.append("causes seen without a rank: " + ", ".join(sorted(c.value for c in causes)))
