@@ -340,6 +340,23 @@ def test_horovod_stall_inspector_names_the_missing_rank(tmp_path: Path) -> None:
     assert d.verdict.first_death is not None and d.verdict.first_death.rank == 2
 
 
+def test_horovod_ready_lists_name_the_one_rank_they_all_leave_out(tmp_path: Path) -> None:
+    ready = "".join(f"HorovodBroadcast_{name}_0 [ready ranks: 5, 6, 3, 1, 4, 0], \n" for name in ("conv1", "fc", "bn"))
+    d = run(tmp_path, {"console.log": "Stalled ops: " + ready})
+    assert (d.verdict.outcome, d.verdict.first_death and d.verdict.first_death.rank) == (Outcome.HANG, 2)
+    assert d.verdict.confidence is Confidence.LOW  # the job's size is not in the lines: rank 7 may be missing too
+
+
+def test_ranks_waiting_at_start_up_name_no_hang_culprit(tmp_path: Path) -> None:
+    barrier = (
+        "[2026-11-29 07:10:00,326][torch.distributed.distributed_c10d][INFO] - Waiting in store based barrier to "
+        "initialize process group for rank: 0, key: store_based_barrier_key:1 (world_size=2, worker_count=1, "
+        "timeout=0:30:00)\n"
+    )
+    d = run(tmp_path, {"console.log": barrier})
+    assert first(d)[0] is None  # rank 1 may never have started: the job hung at start-up, no rank is named
+
+
 FR_TRACE = (  # torchfrtrace's report (torch/distributed/flight_recorder, PyTorch >= 2.7 wording)
     "Not all ranks joining collective, sequence number: 31117\n"
     "internal record id: 31116\n"

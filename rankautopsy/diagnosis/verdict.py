@@ -1667,10 +1667,16 @@ def _name_by_votes(tl: Timeline, f: Findings) -> bool:
     voted = _votes(tl)
     if voted is None or voted in f.clean:
         return False
-    evidence = [i for i, e in enumerate(tl.events) if Effect.NAMES_CULPRIT in e.effects][:2]
-    _name_culprit(tl, f, _state_or_new(tl, voted), Cause.HANG, evidence, "named")
-    f.reasoning.append(f"the waiting lines name rank {voted} as the one they wait for, and nothing contradicts it")
+    naming = [i for i, e in enumerate(tl.events) if Effect.NAMES_CULPRIT in e.effects][:2]
+    ready = [i for i, e in enumerate(tl.events) if Effect.NAMES_WAITER in e.effects][:2]
+    _name_culprit(tl, f, _state_or_new(tl, voted), Cause.HANG, naming or ready, "named")
+    if naming:
+        f.reasoning.append(f"the waiting lines name rank {voted} as the one they wait for, and nothing contradicts it")
+    else:
+        f.reasoning.append(f"every list of ready ranks leaves out rank {voted}: the others wait for it")
     f.cap(Confidence.MEDIUM, "the culprit is named by the waiting ranks' messages, not by a line of its own")
+    if not naming and tl.world is None:
+        f.cap(Confidence.LOW, "the job's size is not in the lines: a rank above those listed may be missing too")
     return True
 
 
@@ -1736,7 +1742,25 @@ def _votes(tl: Timeline) -> int | None:
             named |= here
         elif (local := e.facts.get("culprit_local_rank", "")).isdigit() and e.rank is not None:
             named.add(int(local) + (e.rank - e.rank % _node_width(tl)))
+    if not named:
+        return _left_out(tl)
     return next(iter(named)) if len(named) == 1 else None
+
+
+def _left_out(tl: Timeline) -> int | None:
+    """The one rank every list of ready ranks leaves out (Horovod's `NAME [ready ranks: 0, 1, 3]`), among the
+    ranks that must exist: the job's world size where known, else those below the highest rank listed. Only
+    symptom lines count: a rank waiting at start-up (a context line) may wait for one that never started."""
+    lists = [
+        set(expand_ranks(e.facts["ranks"]))
+        for e in tl.events
+        if Effect.NAMES_WAITER in e.effects and e.role is Role.SYMPTOM
+    ]
+    left: set[int] = set()
+    for ready in lists:
+        top = tl.world if tl.world is not None else max(ready)
+        left |= set(range(min(top, 100_000))) - ready
+    return next(iter(left)) if len(left) == 1 else None
 
 
 def _culprits(e: Event) -> set[int]:
