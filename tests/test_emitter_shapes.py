@@ -357,6 +357,17 @@ def test_ranks_waiting_at_start_up_name_no_hang_culprit(tmp_path: Path) -> None:
     assert first(d)[0] is None  # rank 1 may never have started: the job hung at start-up, no rank is named
 
 
+def test_hydras_exit_status_without_its_process_line_is_a_death_of_an_unnamed_process(tmp_path: Path) -> None:
+    banner = "=" * 83 + "\n=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n=   EXIT CODE: {}\n"
+    banner += "=   CLEANING UP REMAINING PROCESSES\n=   YOU CAN IGNORE THE BELOW CLEANUP MESSAGES\n" + "=" * 83 + "\n"
+    d = run(tmp_path, {"console.log": "Running on m199\n" + banner.format(134)})
+    assert (d.verdict.outcome, first(d)) == (Outcome.UNDETERMINED, (None, Cause.ABORT))  # 134 = 128 + SIGABRT
+    with_pid = banner.replace("PROCESSES\n=   EXIT", "PROCESSES\n=   PID 4774 RUNNING AT node1\n=   EXIT")
+    d = run(tmp_path / "pid", {"console.log": with_pid.format(139)})
+    assert first(d) == (None, Cause.SEGFAULT)
+    assert [e.rule for e in d.events if e.rule.startswith("mpi.hydra-")].count("mpi.hydra-exit-status") == 0  # absorbed
+
+
 FR_TRACE = (  # torchfrtrace's report (torch/distributed/flight_recorder, PyTorch >= 2.7 wording)
     "Not all ranks joining collective, sequence number: 31117\n"
     "internal record id: 31116\n"
