@@ -205,7 +205,7 @@ def _settle_without_culprit(tl: Timeline, f: Findings) -> None:
     causes = {u.cause for u in f.unattributed}
     if len(causes) == 1:
         u = f.unattributed[0]
-        f.first = _unranked_death(u, told=_told(tl, u))
+        f.first = _unranked_death(u, _rule_seen(tl, u), _told(tl, u))
         f.cap(Confidence.LOW, "the cause was seen, but on no line tied to a rank")
         at = u.told.where if u.told else u.where
         said = f"{_label(u.cause)} ({u.cause.value}) is seen at {at.source}:{at.line}"
@@ -318,6 +318,12 @@ def _unranked_death(u: Unattributed, rule: str | None = None, told: tuple[Eviden
         rank=None, cause=u.cause, rule=rule, detail=evidence[0].text.strip()[:200], method="unattributed",
         evidence=evidence,
     )  # fmt: skip
+
+
+def _rule_seen(tl: Timeline, u: Unattributed) -> str | None:
+    """The rule that read the unattributed cause (its remediation is the one to give), where it read that cause."""
+    e = next((e for e in tl.events if e.where == u.where), None)
+    return e.facts.get("classified_by", e.rule) if e is not None and e.cause is u.cause else None
 
 
 def _told(tl: Timeline, u: Unattributed) -> tuple[Evidence, ...]:
