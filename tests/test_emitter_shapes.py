@@ -368,6 +368,18 @@ def test_hydras_exit_status_without_its_process_line_is_a_death_of_an_unnamed_pr
     assert [e.rule for e in d.events if e.rule.startswith("mpi.hydra-")].count("mpi.hydra-exit-status") == 0  # absorbed
 
 
+def test_a_kernels_device_assert_is_its_ranks_cuda_error_when_the_exception_is_cut(tmp_path: Path) -> None:
+    asserts = "".join(
+        f"/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1284: indexSelectLargeIndex: block: [37,0,0], "
+        f"thread: [{t},0,0] Assertion `srcIndex < srcSelectDimSize` failed.\n"
+        for t in range(64)
+    )
+    cut = 'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n    loss.backward()\n'
+    d = run(tmp_path, {"rank_0.log": steps(0, 10), "rank_1.log": steps(1, 10) + asserts + cut})
+    assert first(d) == (1, Cause.CUDA_ERROR)
+    assert d.verdict.first_death is not None and "srcIndex < srcSelectDimSize" in d.verdict.first_death.detail
+
+
 FR_TRACE = (  # torchfrtrace's report (torch/distributed/flight_recorder, PyTorch >= 2.7 wording)
     "Not all ranks joining collective, sequence number: 31117\n"
     "internal record id: 31116\n"
