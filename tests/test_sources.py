@@ -150,6 +150,7 @@ def test_rays_relay_prefix_names_the_emitting_pid_and_its_daemons_are_stripped()
     assert strip_prefixes("(pid=812, ip=10.0.0.7) step 3") == ("step 3", Prefix(host="10.0.0.7", pid=812, ray=True))
     assert strip_prefixes("(raylet, ip=10.0.0.7) A worker died") == ("A worker died", Prefix(host="10.0.0.7", ray=True))
     assert strip_prefixes("(not a prefix) text") == ("(not a prefix) text", Prefix())
+    assert strip_prefixes("[36m(not a prefix)[0m text") == ("[36m(not a prefix)[0m text", Prefix())
     skypilot = "(worker1, rank=1, pid=22249, ip=10.31.0.9)   rank      : 5 (local_rank: 1)"  # its node's rank
     relayed = Prefix(host="10.31.0.9", pid=22249, ray=True)
     assert strip_prefixes(skypilot) == ("  rank      : 5 (local_rank: 1)", relayed)
@@ -164,10 +165,12 @@ def test_rays_relay_prefix_names_the_emitting_pid_and_its_daemons_are_stripped()
     st.integers(1, 4_194_304),
     st.sampled_from(["", ", ip=10.0.114.132", ", ip=fe80::1"]),
     st.sampled_from(["Traceback (most recent call last):", "step 3", "[rank1]: x", "(nested pid=1) y"]),
+    st.sampled_from([("", ""), ("[36m", "[0m"), ("[2m[36m", "[0m")]),
 )
-def test_ray_relay_prefixes_round_trip(name: str, pid: int, ip: str, message: str) -> None:
-    """A relayed process's own `(name pid=N) ` layer is stripped too: its pid is the emitter's."""
-    text, prefix = strip_prefixes(f"({name}pid={pid}{ip}) {message}")
+def test_ray_relay_prefixes_round_trip(name: str, pid: int, ip: str, message: str, colour: tuple[str, str]) -> None:
+    """A relayed process's own `(name pid=N) ` layer is stripped too: its pid is the emitter's. Ray's colour
+    codes around its prefix, pasted without their ESC bytes, go with it."""
+    text, prefix = strip_prefixes(f"{colour[0]}({name}pid={pid}{ip}){colour[1]} {message}")
     nested = message.startswith("(nested")
     assert prefix.pid == (1 if nested else pid) and prefix.ray
     assert prefix.host == (ip.removeprefix(", ip=") or None)

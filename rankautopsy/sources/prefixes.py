@@ -41,6 +41,20 @@ _RAY_DAEMON = recache.compile(
     r"\((?:raylet|gcs_server|monitor|log_monitor|dashboard[\w]{0,20}|autoscaler(?: \+[\w.]{1,20})?)"
     r"(?:, ip=(?P<host>[0-9A-Fa-f.:]{1,45}))?\) ?"
 )
+# Ray colours its prefix (`ESC[36m(Name pid=N)ESC[0m `, `ESC[2mESC[36m(...)`); a paste through a web page
+# loses the ESC bytes and keeps `[36m(Name pid=N)[0m ` (GitHub shows no ESC).
+_LOST_SGR = recache.compile(r"(?:\[[0-9]{1,3}(?:;[0-9]{1,3}){0,4}m)+")
+
+
+def _lost_colour_end(line: str, pos: int, *, space: bool = False) -> int:
+    """Where the text after `pos` goes on past colour codes whose ESC was lost (and a space, if `space`)."""
+    if line.startswith("[", pos) and (m := _LOST_SGR.match(line, pos)):
+        pos = m.end()
+        if space and line.startswith(" ", pos):
+            pos += 1
+    return pos
+
+
 _RAY_REPEATED = recache.compile(r" \[repeated \d{1,9}x across cluster\](?: \(Ray deduplicates logs by default\..*)?$")
 # vLLM's logging format, repeated on every line of a record (its NewLineFormatter), a traceback's too:
 # `ERROR 11-08 11:01:30 [core.py:502] ` (`INFO 05-06 16:54:45 worker.py:12] ` before 0.7). Its level and
@@ -244,10 +258,11 @@ def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str,
             pos = m.end()
     ray = False
     for _ in range(2):  # a process's own `(Name pid=N) ` under Ray's relay of it (vLLM's engine in a Ray actor)
-        if not line.startswith("(", pos) or not (m := _RAY.match(line, pos) or _RAY_DAEMON.match(line, pos)):
+        at = _lost_colour_end(line, pos)
+        if not line.startswith("(", at) or not (m := _RAY.match(line, at) or _RAY_DAEMON.match(line, at)):
             break
         pid = int(m["pid"]) if "pid" in m.re.groupindex and m["pid"] else pid
-        host, pos, ray = m["host"] or host, m.end(), True
+        host, pos, ray = m["host"] or host, _lost_colour_end(line, m.end(), space=True), True
         if "name" in m.re.groupindex and m["name"] and (w := _VLLM_WORKER.fullmatch(m["name"])):
             rank = int(w["rank"] or w["tp"])
     if profile.pdsh and (m := _PDSH.match(line, pos)):
