@@ -347,11 +347,12 @@ def _untimed(display: str) -> str:
 
 
 def _thin_progress(events: list[Event]) -> list[Event]:
-    """Step lines would be millions of events: keep each rank's first and last, and the highest step."""
-    keep: dict[tuple[int | None, str | None], list[int]] = {}
+    """Step lines would be millions of events: keep each rank's (or relayed process's) first and last, and the
+    highest step."""
+    keep: dict[tuple[int | None, str | None, str | None], list[int]] = {}
     for i, e in enumerate(events):
-        if e.role is Role.PROGRESS and not e.effects:
-            keep.setdefault((e.rank, e.facts.get("emitter_local_rank")), []).append(i)
+        if e.role is Role.PROGRESS and not e.effects:  # a relay's pid is a rank's once the timeline joins it
+            keep.setdefault((e.rank, e.facts.get("emitter_local_rank"), e.facts.get("emitter_pid")), []).append(i)
     drop: set[int] = set()
     for indices in keep.values():
         top = max(indices, key=lambda i: int(events[i].facts.get("step", "-1") or -1))

@@ -66,6 +66,20 @@ def test_ray_memory_monitor_kill_is_the_rank_of_that_pid(tmp_path: Path) -> None
     assert first(d) == (1, Cause.HOST_OOM)
 
 
+@pytest.mark.parametrize("colour", [("", ""), ("[36m", "[0m")])  # Ray's colours, pasted without their ESC
+def test_each_ray_worker_keeps_its_own_last_step(tmp_path: Path, colour: tuple[str, str]) -> None:
+    steps = "".join(
+        f"{colour[0]}(RayTrainWorker pid={47314 - i % 2}){colour[1]} 2026-11-29 07:{i // 60:02d}:{i % 60:02d},000 "
+        f"INFO step {i // 2 + i % 2}\n"  # rank 1 a step ahead: thinned as one stream, rank 0's last step is lost
+        for i in range(3000)  # past the head the scan parses whole: the tail's reading of each process
+    )
+    death = f"{colour[0]}(RayTrainWorker pid=47313){colour[1]} Fatal Python error: Aborted\n"
+    d = run(tmp_path, {"ray-driver.log": RAY_IDENTITY + steps + death})
+    assert first(d) == (1, Cause.ABORT)
+    rank0 = next(r for r in d.ranks if r.rank == 0)
+    assert rank0.last_step == 1499  # a relayed line's stamp bounds nothing (`verdict._death_bounds`): no last seen
+
+
 def test_ray_train_v2_error_header_names_the_failed_rank(tmp_path: Path) -> None:
     console = RAY_IDENTITY + (
         "ray.train.WorkerGroupError: Training failed due to worker errors:\n"

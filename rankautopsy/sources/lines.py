@@ -177,8 +177,8 @@ class LineParser:
 
     def channels(self, raw: str) -> list[tuple[Channel | None, int]]:
         """The channel of each logical line of a physical line, cheaply: from its prefixes and path
-        (None where the rank could come from the message itself, which only a full parse tells), and
-        how many characters of it the prefixes took."""
+        (None where the rank could come from the message itself, which only a full parse tells, or from
+        the pid a relay names), and how many characters of it the prefixes took."""
         if self.kernel:
             return [((None, None), 0) for _ in segments(raw)]
         out: list[tuple[Channel | None, int]] = []
@@ -186,7 +186,8 @@ class LineParser:
             cleaned = clean(part)
             text, prefix = strip_prefixes(cleaned, profile=self._profile)
             rank, local = self._channel_of(prefix)
-            out.append((None if rank is None and self.shapes() else (rank, local), len(cleaned) - len(text)))
+            unknown = rank is None and (prefix.pid is not None or self.shapes())  # a relay's pid: the timeline joins it
+            out.append((None if unknown else (rank, local), len(cleaned) - len(text)))
         return out
 
     def _channel_of(self, prefix: Prefix) -> Channel:
