@@ -337,6 +337,8 @@ def test_ray_relays_the_remote_traceback_under_its_task_error_line(tmp_path: Pat
     assert [(e.cause, e.rank) for e in cut.events if e.rule == "ray.task-error-relayed"] == [
         (Cause.PYTHON_EXCEPTION, None)
     ]
+    accelerator = run(tmp_path / "accel", {"driver.log": RAY_RELAY.format(inner="AcceleratorError")})
+    assert [e.cause for e in accelerator.events if e.rule == "ray.task-error-relayed"] == [Cause.CUDA_ERROR]
 
 
 def test_horovod_stall_inspector_names_the_missing_rank(tmp_path: Path) -> None:
