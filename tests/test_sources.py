@@ -873,3 +873,19 @@ _BAR = " 40%|####      | 2/5 [00:01<00:02,  1.50it/s, loss=0.31]"
 def test_what_a_process_writes_after_a_progress_bar_is_a_line_of_its_own(line: str, want: list[str]) -> None:
     assert segments(line) == want
     assert clean_pieces(line, 1000) == "\n".join(want)  # what the scanner rescans is what the parser reads
+
+
+@given(
+    st.lists(
+        st.sampled_from(["0: step 1", "12: loss 2.3", "srun: error: node1: task 3: Killed", "plain line"]), max_size=700
+    ),
+    st.sampled_from([0.6, 0.8, 1.0]),
+)
+def test_a_layer_is_the_streams_shape_by_its_share_of_lines_whatever_the_blocks(lines: list[str], share: float) -> None:
+    """`_mostly` stops early block by block, and `_labelled` first asks whether any line has the label: both
+    say what counting every line says."""
+    label = re.compile(r"\d+: ")
+    assert prefixes._mostly(lines, label, share) == (sum(bool(label.match(x)) for x in lines) >= share * len(lines))
+    rest = [x for x in lines if not x.startswith(prefixes._SLURM_OWN)]
+    counted = len(rest) >= 2 and sum(bool(label.match(x)) for x in rest) >= share * len(rest)
+    assert prefixes._labelled(lines, label, prefixes._SLURM_OWN, share) == counted

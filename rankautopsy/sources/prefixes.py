@@ -369,7 +369,7 @@ def sniff_profile(sample: list[str]) -> Profile:
     numbered = _mostly(lines, _NUMBERED) and _counting(lines)
     if numbered:
         lines = [line[m.end() :] if (m := _NUMBERED.match(line)) else line for line in lines]
-    hosts = _labelled_lines(lines, _PDSH_OWN)
+    hosts = _labelled_lines(lines, _PDSH_OWN) if any(map(_PDSH.match, lines)) else []
     labels = [m["host"] for line in hosts if (m := _PDSH.match(line))] if _mostly(hosts, _PDSH) else []
     pdsh = len(labels) >= max(2, 0.8 * len(hosts)) and len(set(labels)) <= max(8, len(hosts) // 20)
     pdsh = pdsh and all(  # a host name has a digit or `-`; a label of digits alone is srun's task id
@@ -474,20 +474,26 @@ def _labelled_lines(lines: list[str], own: tuple[str, ...]) -> list[str]:
 
 def _labelled(lines: list[str], pattern: re.Pattern[str], own: tuple[str, ...], share: float = 0.8) -> bool:
     """Whether most lines but the launcher's `own` (at least two) carry the launcher's label `pattern`."""
+    if not any(map(pattern.match, lines)):  # most streams: no line has the label (a pass in C, no filtering)
+        return False
     rest = _labelled_lines(lines, own)
     return len(rest) >= 2 and _mostly(rest, pattern, share)
 
 
 def _mostly(lines: list[str], pattern: re.Pattern[str], share: float = 0.8) -> bool:
     """Whether at least `share` of the lines start with `pattern`; it stops in the block of lines where
-    the misses decide (matched a block at a time in C: a Python loop per line cost twice as much)."""
+    the misses decide (matched a block at a time in C: a Python loop per line cost twice as much). A
+    block is no longer than the misses still allowed, plus one: most streams carry no such layer, and
+    the first block of misses then decides."""
     allowed = len(lines) - share * len(lines)  # misses that still leave `share`
-    misses = 0
-    for at in range(0, len(lines), _MOSTLY_BLOCK):
-        block = lines[at : at + _MOSTLY_BLOCK]
+    misses, at = 0, 0
+    while at < len(lines):
+        size = min(_MOSTLY_BLOCK, int(allowed - misses) + 1)
+        block = lines[at : at + size]
         misses += len(block) - len(list(filter(None, map(pattern.match, block))))
         if misses > allowed:
             return False
+        at += size
     return True
 
 
