@@ -80,6 +80,12 @@ def test_each_ray_worker_keeps_its_own_last_step(tmp_path: Path, colour: tuple[s
     assert rank0.last_step == 1499  # a relayed line's stamp bounds nothing (`verdict._death_bounds`): no last seen
 
 
+def test_rays_worker_died_without_its_pid_is_a_failure_of_no_named_worker(tmp_path: Path) -> None:
+    old = "2020-12-18 00:29:43,447\tWARNING worker.py:1091 -- A worker died or was killed while executing task ff0a.\n"
+    d = run(tmp_path, {"driver.log": "2020-12-18 00:29:40,000\tINFO worker.py:12 -- Connecting to Ray\n" + old})
+    assert (d.verdict.outcome, first(d)) == (Outcome.UNDETERMINED, (None, None))
+
+
 def test_ray_train_v2_error_header_names_the_failed_rank(tmp_path: Path) -> None:
     console = RAY_IDENTITY + (
         "ray.train.WorkerGroupError: Training failed due to worker errors:\n"
