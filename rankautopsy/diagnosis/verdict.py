@@ -205,7 +205,7 @@ def _settle_without_culprit(tl: Timeline, f: Findings) -> None:
     causes = {u.cause for u in f.unattributed}
     if len(causes) == 1:
         u = f.unattributed[0]
-        f.first = _unranked_death(u, _rule_seen(tl, u), _told(tl, u))
+        f.first = _unranked_seen(tl, u)
         f.cap(Confidence.LOW, "the cause was seen, but on no line tied to a rank")
         at = u.told.where if u.told else u.where
         said = f"{_label(u.cause)} ({u.cause.value}) is seen at {at.source}:{at.line}"
@@ -320,14 +320,14 @@ def _unranked_death(u: Unattributed, rule: str | None = None, told: tuple[Eviden
     )  # fmt: skip
 
 
-def _rule_seen(tl: Timeline, u: Unattributed) -> str | None:
-    """The rule that read the unattributed cause (its remediation is the one to give), where it read that cause."""
-    e = next((e for e in tl.events if e.where == u.where), None)
-    return e.facts.get("classified_by", e.rule) if e is not None and e.cause is u.cause else None
-
-
-def _told(tl: Timeline, u: Unattributed) -> tuple[Evidence, ...]:
-    return next((_evidence(tl, [i]) for i, e in enumerate(tl.events) if e.where == u.where), ())
+def _unranked_seen(tl: Timeline, u: Unattributed) -> FirstDeath:
+    """`_unranked_death` with what the event at the cause's line adds: its evidence, and the rule that read
+    the cause (whose remediation is the one to give) where it read that cause."""
+    i = next((i for i, e in enumerate(tl.events) if e.where == u.where), None)
+    if i is None:
+        return _unranked_death(u)
+    e = tl.events[i]
+    return _unranked_death(u, e.facts.get("classified_by", e.rule) if e.cause is u.cause else None, _evidence(tl, [i]))
 
 
 def _say_killed_from_outside(f: Findings, stop: Event) -> None:
