@@ -369,7 +369,7 @@ def sniff_profile(sample: list[str]) -> Profile:
     numbered = _mostly(lines, _NUMBERED) and _counting(lines)
     if numbered:
         lines = [line[m.end() :] if (m := _NUMBERED.match(line)) else line for line in lines]
-    hosts = _labelled_lines(lines, _PDSH_OWN) if any(map(_PDSH.match, lines)) else []
+    hosts = _labelled_lines(lines, _PDSH, _PDSH_OWN)
     labels = [m["host"] for line in hosts if (m := _PDSH.match(line))] if _mostly(hosts, _PDSH) else []
     pdsh = len(labels) >= max(2, 0.8 * len(hosts)) and len(set(labels)) <= max(8, len(hosts) // 20)
     pdsh = pdsh and all(  # a host name has a digit or `-`; a label of digits alone is srun's task id
@@ -468,15 +468,17 @@ def shape_ranks(sample: list[str], profile: Profile) -> frozenset[int]:
     return frozenset(rank for rank in found if rank < MAX_HEAD_RANK)
 
 
-def _labelled_lines(lines: list[str], own: tuple[str, ...]) -> list[str]:
+def _labelled_lines(lines: list[str], pattern: re.Pattern[str], own: tuple[str, ...]) -> list[str]:
+    """The lines but the launcher's `own`; none where no line carries the label `pattern` (most streams:
+    one pass in C decides, and nothing is filtered)."""
+    if not any(map(pattern.match, lines)):
+        return []
     return [line for line in lines if not line.startswith(own)]
 
 
 def _labelled(lines: list[str], pattern: re.Pattern[str], own: tuple[str, ...], share: float = 0.8) -> bool:
     """Whether most lines but the launcher's `own` (at least two) carry the launcher's label `pattern`."""
-    if not any(map(pattern.match, lines)):  # most streams: no line has the label (a pass in C, no filtering)
-        return False
-    rest = _labelled_lines(lines, own)
+    rest = _labelled_lines(lines, pattern, own)
     return len(rest) >= 2 and _mostly(rest, pattern, share)
 
 
