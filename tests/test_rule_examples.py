@@ -9,7 +9,7 @@ import pytest
 
 from rankautopsy.model import Rule
 from rankautopsy.rulepacks.loader import load_rules
-from rankautopsy.rulepacks.ruletest import extract_facts, run_examples
+from rankautopsy.rulepacks.ruletest import compile_pattern, extract_facts, run_examples
 from rankautopsy.scan.matcher import CompiledRule, facts_of
 
 RULES = load_rules()
@@ -56,3 +56,28 @@ def test_built_in_rules_confirm_with_re_exactly_as_with_regex() -> None:
             expected = None if found is None else (found.span(), list(facts_of(found).items()))
             assert _agreement(rule, line) == expected, rule.id
     assert on_re >= len(RULES) * 9 // 10  # repeated group names included: `regex` is seldom imported
+
+
+def test_built_in_patterns_are_fast_on_near_misses() -> None:
+    """The near-miss lines a user pack's pattern is timed on at load: a diagnosis does not time the
+    built-in ones, so the suite does (a built-in `(x|xx)+y` would otherwise ship)."""
+    from rankautopsy.rulepacks import rule as rule_module
+
+    slow = [
+        r.id
+        for r in RULES
+        if rule_module._too_slow(compile_pattern(r.pattern, ignorecase=r.ignorecase), rule_module._near_misses(r))
+    ]
+    assert slow == []
+
+
+def test_a_diagnosis_does_not_time_built_in_patterns(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rankautopsy.rulepacks import loader
+    from rankautopsy.rulepacks import rule as rule_module
+
+    timed: list[object] = []
+    monkeypatch.setattr(rule_module, "_too_slow", lambda compiled, lines: timed.append(compiled) or False)
+    assert len(loader._validated_builtins()[0]) == len(RULES)
+    assert timed == []
+    loader.load_pack(loader.builtin_pack_paths()[0], builtin=True)  # with its examples run, as tests do
+    assert timed

@@ -12,6 +12,7 @@ line is asked. The rule's own regex then confirms each candidate line.
 
 from __future__ import annotations
 
+import functools
 import importlib
 from typing import Any
 
@@ -98,6 +99,7 @@ def _split_end_gap(seq: Seq) -> Seq:
     return Seq((Alt((Seq((*body, end)), Seq((*body, Rep(gap.item, 1, gap.hi), end)))),))
 
 
+@functools.lru_cache(maxsize=2048)  # a rule's prefilter and its required literals both start from it
 def superset(pattern: str, *, ignorecase: bool = False) -> Seq:
     """The prefilter as a tree of nodes; raises `Untranslatable`."""
     try:
