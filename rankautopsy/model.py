@@ -193,6 +193,10 @@ REPORT_LINES = 60
 # `this job is preempted`, no `signal`): where no rank's own failure is seen, the job was killed, by whom the logs
 # do not say (verdict.py).
 STOPPED_FROM_OUTSIDE = "stopped_from_outside"
+# The static fact of a rule whose line says that the launcher could not start the job (mpirun's daemons did not
+# start, DeepSpeed's runner could not ssh to a host): no rank ran there, so none died first; the fix is that
+# rule's remediation (verdict.py, report.py).
+LAUNCH_FAILED = "launch_failed"
 # The static fact of a rule whose line says that the process went on without what just failed (`falls_back: CAUSE`:
 # a network plugin's set-up failed and NCCL uses its sockets): the events of that cause the same process reported in
 # the `REPORT_LINES` lines before it were no death (assemble.py).

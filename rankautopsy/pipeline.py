@@ -177,7 +177,14 @@ def _conclude(collected: Collected, options: Options, rules: list[CompiledRule])
         confidence=findings.confidence,
         reasoning=tuple(findings.reasoning),
         ruled_out=tuple(findings.ruled_out),
-        remediation=remediation_for(findings.first, {c.rule.id: c.rule for c in rules}, load_remediation()),
+        remediation=remediation_for(
+            findings.first,
+            {c.rule.id: c.rule for c in rules},
+            load_remediation(),
+            findings.launch_failed.facts.get("classified_by", findings.launch_failed.rule)
+            if findings.launch_failed is not None
+            else None,
+        ),
         notes=tuple(findings.notes),
         caps=tuple(findings.caps),
         unattributed=tuple(findings.unattributed),

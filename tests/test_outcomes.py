@@ -120,6 +120,44 @@ def test_a_launcher_stopped_from_outside_killed_the_job_unless_a_rank_failed_fir
     assert any(said in line for line in [*d.verdict.fetch_next, *d.verdict.reasoning])
 
 
+_SSH_CHECK = (
+    "Traceback (most recent call last):\n"
+    '  File "/opt/conda/lib/python3.10/site-packages/deepspeed/launcher/runner.py", line 437, in main\n'
+    "    subprocess.check_call(ssh_check_cmd, stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL, shell=True)\n"
+    "subprocess.CalledProcessError: Command 'ssh -o PasswordAuthentication=no worker-1 hostname' returned non-zero"
+    " exit status 255.\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("console", "fix"),
+    [
+        ("ORTE was unable to reliably start one or more daemons.\nThis usually is caused by:\n", "which orted"),
+        (_SSH_CHECK, "PasswordAuthentication=no HOST hostname"),
+    ],
+)
+def test_a_launch_that_failed_names_no_rank_and_gives_the_launchers_fix(tmp_path: Path, console: str, fix: str) -> None:
+    """The launcher could not start the job (mpirun's daemons, DeepSpeed's ssh check): no rank ran, so none died
+    first; the checklist is the failed launch's, and the launcher's output is not asked for: it is what was read."""
+    d = run(tmp_path, {"console.log": console})
+    assert d.verdict.outcome is Outcome.UNDETERMINED and d.verdict.first_death is None
+    assert any("could not start the job" in line for line in d.verdict.reasoning)
+    assert d.verdict.remediation and all(step.startswith("Fix the cause: ") for step in d.verdict.remediation)
+    assert any(fix in step for step in d.verdict.remediation)
+    assert not any("launcher's own output" in step for step in d.verdict.fetch_next)
+
+
+def test_a_launch_failure_line_after_a_ranks_own_failure_changes_nothing(tmp_path: Path) -> None:
+    raised = "".join(f"[rank1]:{line}\n" for line in _FRAMES)
+    d = run(
+        tmp_path,
+        {"console.log": step_lines(0, 3) + raised + "ORTE was unable to reliably start one or more daemons.\n"},
+    )
+    first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (1, Cause.PYTHON_EXCEPTION)
+    assert not any("could not start the job" in line for line in d.verdict.reasoning)
+
+
 def test_a_job_submitit_saw_timed_out_ended_at_its_time_limit(tmp_path: Path) -> None:
     d = run(tmp_path, {"console.log": step_lines(0, 3) + _SUBMITIT.format(case="timed-out")})
     first = d.verdict.first_death

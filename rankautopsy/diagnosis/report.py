@@ -64,10 +64,14 @@ def _exit_note(r: RankState) -> str:
 _LAYER_LABELS = ("Fix the cause", "Timeouts", "Detection")
 
 
-def remediation_for(first: FirstDeath | None, rules: Mapping[str, Rule], rem: Remediation) -> tuple[str, ...]:
-    """The three layers: fix the dead rank's cause, bound every collective, detect deaths fast."""
+def remediation_for(
+    first: FirstDeath | None, rules: Mapping[str, Rule], rem: Remediation, launch_failed: str | None = None
+) -> tuple[str, ...]:
+    """The three layers: fix the dead rank's cause, bound every collective, detect deaths fast. Where the
+    launcher could not start the job (`launch_failed`: its rule), only that rule's fix: nothing ran to time out."""
     if first is None:
-        return ()
+        rule = rules.get(launch_failed) if launch_failed is not None else None
+        return tuple(f"{_LAYER_LABELS[0]}: {step}" for step in rule.remediation) if rule is not None else ()
     rule = rules.get(first.rule) if first.rule is not None else None
     steps = list(rule.remediation) if rule is not None and rule.cause is first.cause else []
     steps = steps or list(rem.fix_cause.get(first.cause, ()))

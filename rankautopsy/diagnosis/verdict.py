@@ -15,6 +15,7 @@ from rankautopsy.diagnosis.timeline import RankState, Timeline, exit_code, expan
 from rankautopsy.model import (
     FIRST_STATUS,
     HOST_DEVICE,
+    LAUNCH_FAILED,
     OPENS_CUT,
     STOPPED_FROM_OUTSIDE,
     Cause,
@@ -76,6 +77,7 @@ class Findings:
     unattributed: list[Unattributed] = field(default_factory=list)
     not_first: list[int] = field(default_factory=list)
     fetch_next: list[str] = field(default_factory=list)
+    launch_failed: Event | None = None  # the launcher's line saying it could not start the job
 
     def cap(self, level: Confidence, why: str) -> None:
         """Lower the confidence to at most `level`, saying why."""
@@ -215,6 +217,12 @@ def _settle_without_culprit(tl: Timeline, f: Findings) -> None:
         f.reasoning.append("causes seen without a rank: " + ", ".join(sorted(c.value for c in causes)))
     elif cut := _cut_off(tl):
         _cut_report(cut[0], f)
+    elif (failed := _launch_failed(tl)) is not None:
+        f.launch_failed = failed
+        f.reasoning.append(
+            f"the launcher could not start the job, as it says at {failed.where.source}:{failed.where.line}: no rank"
+            " ran there, so none died first"
+        )
     else:
         f.reasoning.append(
             "the job failed (symptoms, abnormal exits or a launcher ending it), but no rank left a cause"
@@ -438,7 +446,7 @@ def _what_to_fetch(tl: Timeline, f: Findings) -> None:
             f"the kernel log of {', '.join(hosts)} (`dmesg -T`, or `journalctl -k`): rank(s) "
             f"{ranges(sorted(r.rank for r in killed))} were SIGKILLed by an unknown sender"
         )
-    if not any(r.exit is not None for r in tl.ranks.values()):
+    if f.launch_failed is None and not any(r.exit is not None for r in tl.ranks.values()):
         f.fetch_next.append("the launcher's own output (torchrun's failure table, srun/mpirun exit lines)")
     if f.collateral and not missing:
         f.fetch_next.append(
@@ -1616,6 +1624,13 @@ def _unranked_crash(tl: Timeline) -> tuple[Cause, int] | None:
         if e.rank is None and e.role is Role.CAUSE and e.cause in (*_CRASH_CAUSES, Cause.HOST_OOM)
     ]
     return found[0] if found and len({c for c, _ in found}) == 1 else None
+
+
+def _launch_failed(tl: Timeline) -> Event | None:
+    """The first line of a launcher saying it could not start the job (`LAUNCH_FAILED`), where no rank spoke."""
+    if any(e.rank is not None for e in tl.events):
+        return None
+    return next((e for e in tl.events if e.facts.get(LAUNCH_FAILED) == "1"), None)
 
 
 def _launcher_stopped(tl: Timeline) -> Event | None:
