@@ -158,6 +158,31 @@ def test_a_launch_failure_line_after_a_ranks_own_failure_changes_nothing(tmp_pat
     assert not any("could not start the job" in line for line in d.verdict.reasoning)
 
 
+_SPAWN_RELAY = (
+    "Traceback (most recent call last):\n"
+    '  File "train.py", line 51, in main\n'
+    "    mp.spawn(train, nprocs=args.gpus, args=(args,), join=True)\n"
+    "Exception: \n"
+    "\n"
+    "-- Process 1 terminated with the following error:\n"
+    "Traceback (most recent call last):\n"
+    '  File "/opt/torch/multiprocessing/spawn.py", line 20, in _wrap\n'
+    "    fn(i, *args)\n"
+    "ValueError: bad sample 7\n"
+)
+
+
+@pytest.mark.parametrize("own", [False, True])
+def test_a_rank_known_only_by_spawns_process_index_says_so(tmp_path: Path, own: bool) -> None:
+    """spawn's `-- Process N` is the process's index on its node: the global rank only on one node. Where no line of
+    the rank's own ties it otherwise, the report says so; where its own prefixed lines do, it does not."""
+    before = "".join(f"[rank1]: step {n} loss 0.5\n" for n in range(3)) if own else ""
+    d = run(tmp_path, {"console.log": before + _SPAWN_RELAY})
+    first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (1, Cause.PYTHON_EXCEPTION)
+    assert any("process index" in cap for cap in d.verdict.caps) is not own
+
+
 def test_a_job_submitit_saw_timed_out_ended_at_its_time_limit(tmp_path: Path) -> None:
     d = run(tmp_path, {"console.log": step_lines(0, 3) + _SUBMITIT.format(case="timed-out")})
     first = d.verdict.first_death

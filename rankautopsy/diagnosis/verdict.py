@@ -1192,6 +1192,12 @@ def _name_death(tl: Timeline, f: Findings, skew: timedelta) -> None:
         f.cap(Confidence.MEDIUM, "the cause is inferred from a line not tied to this rank")
     if len(tl.ranks) == 1 and not tl.quiet and (tl.world or 2) > 1:
         f.cap(Confidence.MEDIUM, "only this rank's lines were seen: another rank may have died first unseen")
+    if first.rank is not None and _by_relayed_index_only(tl, first.rank, e):
+        f.cap(
+            Confidence.MEDIUM,
+            "the rank is the process index in a launcher's report of its failure (mp.spawn's `-- Process N`): the"
+            " global rank only where that launcher started every rank (one node)",
+        )
     channel = e.rank_from if not first.from_exit_only else "launcher"
     if first.rank is not None and channel not in _RELIABLE:
         f.cap(
@@ -1624,6 +1630,14 @@ def _unranked_crash(tl: Timeline) -> tuple[Cause, int] | None:
         if e.rank is None and e.role is Role.CAUSE and e.cause in (*_CRASH_CAUSES, Cause.HOST_OOM)
     ]
     return found[0] if found and len({c for c, _ in found}) == 1 else None
+
+
+def _by_relayed_index_only(tl: Timeline, rank: int, e: Event) -> bool:
+    """Whether a rank is known only by the index a launcher relaying its child's failure gave it (mp.spawn's `--
+    Process N terminated`): a local index on one node of several, which no line of the rank's own confirms."""
+    return e.facts.get("spawn_raised") == "1" and all(
+        tl.events[i].rank_from in (None, "launcher") for i in tl.ranks[rank].events
+    )
 
 
 def _launch_failed(tl: Timeline) -> Event | None:
