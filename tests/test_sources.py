@@ -193,6 +193,22 @@ def test_hydra_rank_labels_only_where_the_stream_is_labelled() -> None:
     assert strip_prefixes("[2] Fatal Python error") == ("[2] Fatal Python error", Prefix())
 
 
+def test_nccls_device_tag_with_its_host_cut_is_no_hydra_rank_label() -> None:
+    """`[0] NCCL INFO ...` / `[0] misc/ibvwrap.cc:212 NCCL WARN ...`: NCCL's `[cudaDev]` with its `host:pid:tid `
+    cut by a paste, on every line, is not MPICH's `[rank] ` label; Hydra's label before NCCL's whole prefix is."""
+    nccl = [
+        "[0] NCCL INFO Bootstrap : Using eth0:10.42.0.4<0>",
+        "[0] misc/ibvwrap.cc:212 NCCL WARN Call to ibv_open_device failed",
+        "[0] transport/net_ib.cc:117 NCCL WARN NET/IB : Unable to open device mlx5_6",
+        "[0] NCCL INFO NET/Socket : Using [0]eth0:10.42.0.4<0>",
+    ]
+    assert not sniff_profile(nccl).hydra
+    labelled = [f"[{r}] node1:42{r}:42{r} [{r}] NCCL INFO ring {i}" for r in range(2) for i in range(3)]
+    profile = sniff_profile(labelled)
+    assert profile.hydra
+    assert strip_prefixes(labelled[4], profile=profile)[1] == Prefix(rank=1)
+
+
 def test_bracketed_numbers_that_count_up_line_by_line_are_a_viewers_line_numbers_not_ranks() -> None:
     """`[1824] frame #2: ...`, `[1825] ...`: a paste's line numbers, stripped; MPICH's `[3] ` labels of ranks
     printing round robin count up too, but go back, and stay ranks."""

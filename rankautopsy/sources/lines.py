@@ -42,12 +42,14 @@ _STAMP_END = frozenset("0123456789Z]")
 # fast over a whole head (a search from `\d` tried every digit of it)
 _STAMP_TAIL = recache.compile(r":\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?\s*$", re.MULTILINE)
 # What starts a record of its own, never the rest of a wrapped one: an indent, a date, glog's `I1203 07:`,
-# a traceback, an exception; NCCL's `host:pid:tid [cudaDev] ` (every level but VERSION, src/debug.cc);
+# a traceback, an exception; NCCL's `host:pid:tid [cudaDev] ` (every level but VERSION, src/debug.cc), or its
+# `[cudaDev] ` alone where a paste cut the rest;
 # Python logging's default `LEVEL:logger:` (logging.BASIC_FORMAT), as torchrun's own warnings print;
 # the kernel's `[  933.631977] `; c10's `[E ProcessGroupNCCL.cpp:828] ` (PyTorch 1.x), `[E1129 07:10:01.1 a.cpp:1] `.
 _RECORD_START = recache.compile(
     r"^(?:\s|\[?\d{4}-\d\d-\d\d|[FEWIVC]\d{3,4} \d\d:|Traceback|[A-Za-z_][\w.]*(?:Error|Exception|Warning):"
-    r"|[^\s:\[\]]+:\d+:\d+ \[\d+\] |(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[^\s:]*:|\[ *\d+\.\d+\] "
+    r"|[^\s:\[\]]+:\d+:\d+ \[\d+\] |\[\d+\] (?:NCCL [A-Z]|[\w./-]+\.(?:cc|cu|cpp|h):\d+ NCCL )"
+    r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[^\s:]*:|\[ *\d+\.\d+\] "
     r"|\[[FEWIV](?:\d{4} [\d:.]+)? [\w.-]+\.\w+:\d+\] )"
 )
 

@@ -136,7 +136,8 @@ _CUT_TAG = recache.compile(r"(?:rank|default)\d{1,9}\]:")
 _TEMPLATE = recache.compile(r"\[(?P<rank>\d{1,9})\]:")
 # MPICH's Hydra `mpiexec -l` (`-prepend-rank`): `[3] ` before each line of rank 3's output. Taken only
 # where it is the stream's shape, as above.
-_HYDRA = recache.compile(r"\[(?P<rank>\d{1,9})\] ")
+# Not NCCL's own `[dev] NCCL INFO` / `[dev] file.cc:N NCCL WARN` device tag with its `host:pid:tid ` cut away.
+_HYDRA = recache.compile(r"\[(?P<rank>\d{1,9})\] (?!NCCL [A-Z]|[\w./-]{1,200}\.(?:cc|cu|cpp|h):\d{1,6} NCCL )")
 
 
 @dataclass(frozen=True, slots=True)
