@@ -183,6 +183,28 @@ def test_a_rank_known_only_by_spawns_process_index_says_so(tmp_path: Path, own: 
     assert any("process index" in cap for cap in d.verdict.caps) is not own
 
 
+@pytest.mark.parametrize("skipped", [False, True])
+def test_an_ib_device_nccl_could_not_open_is_skipped_not_a_death(tmp_path: Path, skipped: bool) -> None:
+    """NCCL's start-up warns `Call to ibv_open_device failed`, then `NET/IB : Unable to open device X`, and tries
+    the next device: the failed call is no death. Without the second line it still reads as the rank's error."""
+    console = "node1:4242:4242 [0] misc/ibvwrap.cc:212 NCCL WARN Call to ibv_open_device failed\n"
+    if skipped:
+        console += "node1:4242:4242 [0] transport/net_ib.cc:117 NCCL WARN NET/IB : Unable to open device mlx5_6\n"
+    d = run(tmp_path, {"console.log": console})
+    seen = [u.cause for u in d.verdict.unattributed]
+    assert (Cause.NCCL_ERROR in seen) is not skipped
+
+
+@pytest.mark.parametrize(("code", "exit_line"), [("-1", None), ("1", "exit code 1")])
+def test_open_mpis_abort_banner_is_the_aborting_ranks_death(tmp_path: Path, code: str, exit_line: str | None) -> None:
+    """Open MPI prints `MPI_ABORT was invoked on rank R` from the rank that called MPI_Abort: with nothing else
+    in its lines it died of that abort. A negative error code is no signal: no exit status is read from it."""
+    console = f"MPI_ABORT was invoked on rank 0 in communicator MPI_COMM_WORLD\nwith errorcode {code}.\n"
+    first = run(tmp_path, {"console.log": console}).verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (0, Cause.ABORT)
+    assert (exit_line in first.detail) if exit_line else "no exit code" in first.detail
+
+
 def test_a_job_submitit_saw_timed_out_ended_at_its_time_limit(tmp_path: Path) -> None:
     d = run(tmp_path, {"console.log": step_lines(0, 3) + _SUBMITIT.format(case="timed-out")})
     first = d.verdict.first_death
