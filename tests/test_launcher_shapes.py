@@ -188,6 +188,23 @@ def test_srun_kill_on_bad_exit_sweeps_the_terminated_tasks(tmp_path: Path) -> No
     assert fates(d) == {0: Fate.TORN_DOWN, 1: Fate.TORN_DOWN, 2: Fate.FIRST_DEATH, 3: Fate.TORN_DOWN}
 
 
+def test_srun_wait_timer_names_the_task_that_exited_while_the_others_ran(tmp_path: Path) -> None:
+    """`srun --wait`: the first task's exit starts a timer; srun then lists the task states and kills the tasks
+    still running. The task listed as `exited` ended first; the job was not stopped from outside."""
+    log = srun_steps(range(5)) + (
+        "srun: First task exited 30s ago\n"
+        "srun: StepId=1234.0 tasks 0-3: running\n"
+        "srun: StepId=1234.0 task 4: exited\n"
+        "srun: Terminating StepId=1234.0\n"
+        "slurmstepd: error: *** STEP 1234.0 ON node01 CANCELLED AT 2026-11-29T07:00:05 DUE to SIGNAL Killed ***\n"
+        "srun: error: node01: tasks 0-3: Killed\n"
+    )
+    d = run(tmp_path, {"slurm-1234.out": log})
+    first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (4, Cause.SILENT_EXIT)
+    assert fates(d)[0] is Fate.TORN_DOWN
+
+
 def test_srun_signal_with_digits_and_core_dump(tmp_path: Path) -> None:
     log = srun_steps(range(2)) + "srun: error: gpu[001-002]: task 1: Bus error (core dumped)\n"
     d = run(tmp_path, {"slurm-1.out": log})

@@ -37,7 +37,7 @@ CAUSE_LABELS: dict[Cause, tuple[str, str]] = {
     Cause.GPU_HARDWARE: ("GPU hardware fault (Xid, ECC, fell off the bus)", "GPU hardware"),
     Cause.NCCL_ERROR: ("NCCL / network error at this rank", "NCCL error"),
     Cause.KILLED: ("killed by a signal from an unknown sender", "killed"),
-    Cause.SILENT_EXIT: ("exited with an error status, no error message seen", "silent exit"),
+    Cause.SILENT_EXIT: ("exited with no error message seen", "silent exit"),
     Cause.HANG: ("stopped making progress (hang)", "hang"),
     Cause.TIME_LIMIT: ("the scheduler's time limit ended the job", "time limit"),
     Cause.COLLECTIVE_TIMEOUT: ("collective operation timed out", "collective timeout"),
