@@ -9,6 +9,8 @@ from __future__ import annotations
 from datetime import UTC
 from pathlib import Path
 
+import pytest
+
 from rankautopsy.model import Cause, Diagnosis, Fate, Outcome
 from rankautopsy.pipeline import Options, diagnose
 
@@ -480,3 +482,52 @@ def test_an_agent_that_restarts_a_failed_worker_group_says_the_job_failed(tmp_pa
     assert d.verdict.outcome is Outcome.UNDETERMINED and d.verdict.first_death is None
     unhealthy = run(tmp_path / "unhealthy", {"console.log": console.replace("FAILED", "UNHEALTHY")})
     assert unhealthy.verdict.outcome is Outcome.NO_FAILURE
+
+
+_TABLE = """\
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+============================================================
+train.py FAILED
+------------------------------------------------------------
+Failures:
+  <NO_OTHER_FAILURES>
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2023-09-15_08:38:11
+  host      : node01
+  rank      : 3 (local_rank: 3)
+  exitcode  : -7 (pid: 5063)
+  error_file: <N/A>
+  traceback : Signal 7 (SIGBUS) received by PID 5063
+============================================================
+"""
+
+
+@pytest.mark.parametrize(("text", "spaced"), [(_TABLE, False), (_TABLE, True), (_TABLE.replace("\n", "\r\n"), True)])
+def test_a_double_spaced_failure_table_is_read(tmp_path: Path, text: str, spaced: bool) -> None:
+    """torchrun's table pasted where a page put a blank line after each line: its entries are still read."""
+    console = "".join(line + "\n\n" for line in text.splitlines()) if spaced else text
+    first = run(tmp_path, {"console.log": console}).verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (3, Cause.BUS_ERROR)
+    assert first.evidence[0].where.line == (17 if spaced else 9)  # its `[0]:`, on the paste's own line
+
+
+@pytest.mark.parametrize(
+    "fixture", ["torchrun-raise-rank2", "torchrun-sigkill-oom-rank1", "mpirun5-tag-output-segfault-rank1"]
+)
+def test_a_double_spaced_paste_reads_as_the_log_itself(tmp_path: Path, fixture: str) -> None:
+    """A page that renders a pasted log with a blank line after each line (torchrun's table, a traceback): the
+    verdict is the log's own, its evidence on the paste's own line numbers."""
+    logs = Path(__file__).resolve().parent.parent / "fixtures" / fixture / "logs"
+    files = {p.name: p.read_text() for p in sorted(logs.iterdir()) if p.is_file()}
+    spaced = {name: "".join(line + "\n\n" for line in text.splitlines()) for name, text in files.items()}
+    plain, paste = run(tmp_path / "plain", files), run(tmp_path / "paste", spaced)
+    assert plain.verdict.first_death is not None and paste.verdict.first_death is not None
+    assert (paste.verdict.first_death.rank, paste.verdict.first_death.cause) == (
+        plain.verdict.first_death.rank,
+        plain.verdict.first_death.cause,
+    )
+    assert [e.where.line * 2 - 1 for e in plain.verdict.first_death.evidence] == [
+        e.where.line for e in paste.verdict.first_death.evidence
+    ]

@@ -210,7 +210,7 @@ def _read_whole(selection: _Selection, parts: list[bytes], chunks: Iterable[Chun
     are terminal captures and viewer exports: small)."""
     parts += [bytes(chunk.buf[chunk.start : chunk.end]) for chunk in chunks]
     lines = selection.parser.parse_all(list(split_lines(b"".join(parts).decode("utf-8", "replace"))))
-    stream = build_stream(selection.source, lines, len(lines))
+    stream = build_stream(selection.source, lines, len(lines) + selection.parser.blank_dropped)
     stream.head_ranks = selection.parser.shape_ranks()
     data = "\n".join(stream.texts).encode("utf-8", "surrogateescape")
     starts = list(

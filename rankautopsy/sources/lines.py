@@ -102,6 +102,7 @@ class Line:
         return self.rank, self.local_rank
 
 
+DOUBLE_SPACED_MIN = 4  # blank lines between the head's lines that make it a double-spaced paste
 WRAP_SNIFF = 400  # head lines looked at for a terminal's hard wrap
 # pytest's report of a failure puts each line of the exception behind `E` padded to the indent of the source
 # line that raised (`E       RuntimeError: ...`); a report starts with its session banner.
@@ -121,6 +122,7 @@ class LineParser:
         taught = tuple(t.fresh() for t in taught)  # each stream its own time
         self._profile = replace(sniff_profile(sample), taught=taught) if not self.kernel else Profile()
         self._shapes: frozenset[str] | None = None
+        self.blank_dropped = 0  # a double-spaced paste's blank lines, read but not kept (`parse_all`)
 
     def spent(self) -> list[str]:
         """The rules whose taught prefixes ran out of time on this stream."""
@@ -133,7 +135,17 @@ class LineParser:
         if self.kernel:
             return False
         pairs = list(enumerate(self._sample[:WRAP_SNIFF]))  # enough to see a wrap; each line costs a prefix parse
-        return self.pytest or self._stamps_alone() or unwrap(pairs, self._profile) != pairs
+        return self.pytest or self.double_spaced or self._stamps_alone() or unwrap(pairs, self._profile) != pairs
+
+    @functools.cached_property
+    def double_spaced(self) -> bool:
+        """Whether a blank line follows every line of the head (a paste a page rendered with a blank line
+        between lines): a multi-line report (a traceback, torchrun's table) is then read without them."""
+        head = self._sample[:WRAP_SNIFF]
+        for blank, kept in ((head[1::2], head[0::2]), (head[0::2], head[1::2])):
+            if len(blank) >= DOUBLE_SPACED_MIN and _share_blank(blank) >= 0.9 and _share_blank(kept) <= 0.1:
+                return True
+        return False
 
     @functools.cached_property
     def pytest(self) -> bool:
@@ -259,6 +271,9 @@ class LineParser:
     def parse_all(self, raw: list[tuple[int, str]]) -> list[Line]:
         """Every logical line of a whole stream, in order: hard wraps undone, and a viewer export's
         timestamp on a line of its own dating the next line that has none."""
+        if self.double_spaced:
+            kept = [(number, text) for number, text in raw if text.strip()]
+            self.blank_dropped, raw = len(raw) - len(kept), kept
         raw = unwrap(unmark_pytest(raw) if self.pytest else raw, self._profile)
         self._sample, self._shapes = [text for _, text in raw[:SNIFF_LINES]], None
         lines = [self._log_line(number, text) for number, text in raw]
@@ -270,6 +285,10 @@ class LineParser:
                 lines[i] = dataclasses.replace(line, time=pending)
                 pending = None
         return lines
+
+
+def _share_blank(lines: list[str]) -> float:
+    return sum(1 for line in lines if not line.strip()) / len(lines) if lines else 0.0
 
 
 def unmark_pytest(raw: list[tuple[int, str]]) -> list[tuple[int, str]]:
