@@ -205,6 +205,27 @@ def test_open_mpis_abort_banner_is_the_aborting_ranks_death(tmp_path: Path, code
     assert (exit_line in first.detail) if exit_line else "no exit code" in first.detail
 
 
+def test_a_cause_line_that_labels_its_own_process_by_local_rank_names_that_rank(tmp_path: Path) -> None:
+    """OLMo's excepthook line carries `rank=N`, its process's local rank: on one host, the rank that died."""
+    console = (
+        "[2024-04-18 19:06:17] INFO     [olmo.train:816, rank=0] [step=75/739328]\n"
+        "[2024-04-18 19:10:41] CRITICAL [olmo.util:158, rank=1] Uncaught OLMoThreadError: data thread 3 failed\n"
+    )
+    first = run(tmp_path, {"console.log": console}).verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (1, Cause.PYTHON_EXCEPTION)
+
+
+def test_a_kernel_oom_line_pasted_into_a_console_is_a_host_oom_of_no_rank(tmp_path: Path) -> None:
+    console = (
+        "[2025-01-08 10:00:00,000] [INFO] [launch.py:319:sigkill_handler] Killing subprocess 410127\n"
+        "[856341.770960] Out of memory: Killed process 410126 (python) total-vm:79905000kB, anon-rss:22957108kB,"
+        " file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:50000kB oom_score_adj:0\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert [u.cause for u in d.verdict.unattributed] == [Cause.HOST_OOM]
+    assert d.verdict.first_death is not None and d.verdict.first_death.rank is None
+
+
 def test_a_job_submitit_saw_timed_out_ended_at_its_time_limit(tmp_path: Path) -> None:
     d = run(tmp_path, {"console.log": step_lines(0, 3) + _SUBMITIT.format(case="timed-out")})
     first = d.verdict.first_death

@@ -727,6 +727,8 @@ def _event(
         rank, rank_from = int(facts["rank"]), "launcher"
     elif rank is None and (local := stream.local_ranks[hit.index]) is not None:
         facts["emitter_local_rank"] = str(local)
+    elif rank is None and "local_rank" in facts and not effects & {Effect.EXIT, Effect.IDENTITY}:
+        facts["emitter_local_rank"] = facts["local_rank"]  # the line's own label of its process (OLMo's `rank=`)
     if (emitter := stream.pids[hit.index]) is not None and "pid" not in facts:
         facts["emitter_pid"] = str(emitter)  # the process that printed it (its prefix says), not its subject
     return Event(
