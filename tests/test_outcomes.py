@@ -200,9 +200,11 @@ def test_open_mpis_abort_banner_is_the_aborting_ranks_death(tmp_path: Path, code
     """Open MPI prints `MPI_ABORT was invoked on rank R` from the rank that called MPI_Abort: with nothing else
     in its lines it died of that abort. A negative error code is no signal: no exit status is read from it."""
     console = f"MPI_ABORT was invoked on rank 0 in communicator MPI_COMM_WORLD\nwith errorcode {code}.\n"
-    first = run(tmp_path, {"console.log": console}).verdict.first_death
+    d = run(tmp_path, {"console.log": console})
+    first = d.verdict.first_death
     assert first is not None and (first.rank, first.cause) == (0, Cause.ABORT)
     assert (exit_line in first.detail) if exit_line else "no exit code" in first.detail
+    assert "called MPI_Abort" in d.verdict.remediation[0]  # the banner's own fix, not C++ terminate's
 
 
 def test_a_cause_line_that_labels_its_own_process_by_local_rank_names_that_rank(tmp_path: Path) -> None:

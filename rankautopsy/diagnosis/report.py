@@ -73,7 +73,8 @@ def remediation_for(
         rule = rules.get(launch_failed) if launch_failed is not None else None
         return tuple(f"{_LAYER_LABELS[0]}: {step}" for step in rule.remediation) if rule is not None else ()
     rule = rules.get(first.rule) if first.rule is not None else None
-    steps = list(rule.remediation) if rule is not None and rule.cause is first.cause else []
+    said = dict(rule.facts).get("exit_cause") if rule is not None else None  # an exit line's stated cause
+    steps = list(rule.remediation) if rule is not None and first.cause in (rule.cause, said) else []
     steps = steps or list(rem.fix_cause.get(first.cause, ()))
     layers = (steps, list(rem.timeouts), list(rem.detection))
     return tuple(f"{label}: {step}" for label, layer in zip(_LAYER_LABELS, layers, strict=True) for step in layer)
