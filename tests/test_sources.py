@@ -884,6 +884,15 @@ _BAR = " 40%|####      | 2/5 [00:01<00:02,  1.50it/s, loss=0.31]"
         (_BAR, [_BAR]),  # nothing after it
         (_BAR + " done", [_BAR + " done"]),  # tqdm's own postfix space: the bar's line
         ("[00:01<00:02] [rank1]: x", ["[00:01<00:02] [rank1]: x"]),  # no rate: no bar
+        (
+            "[    ] 0/500, elapsed: 0s, ETA:Traceback (most recent",
+            ["[    ] 0/500, elapsed: 0s, ETA:", "Traceback (most recent"],
+        ),
+        (
+            "[>> ] 5/500, 2.1 task/s, elapsed: 2s, ETA:   236s[rank1]: x",
+            ["[>> ] 5/500, 2.1 task/s, elapsed: 2s, ETA:   236s", "[rank1]: x"],
+        ),
+        ("[>> ] 5/500, 2.1 task/s, elapsed: 2s, ETA:   236s", ["[>> ] 5/500, 2.1 task/s, elapsed: 2s, ETA:   236s"]),
     ],
 )
 def test_what_a_process_writes_after_a_progress_bar_is_a_line_of_its_own(line: str, want: list[str]) -> None:

@@ -159,9 +159,12 @@ def pieces(line: str) -> list[str]:
 
 # The end of a tqdm bar, `[elapsed<remaining, rate{postfix}]`, with text right after it: tqdm redraws
 # its bar after a `\r` and writes no line feed, so whatever the process (or another) writes next, a
-# traceback, a rank's `[rankN]:` line, the launcher's warning, goes on the bar's line.
+# traceback, a rank's `[rankN]:` line, the launcher's warning, goes on the bar's line. So does mmcv's
+# ProgressBar (OpenMMLab), `[>>>  ] 5/500, 2.1 task/s, elapsed: 2s, ETA:   236s`, whose first draw ends
+# at `ETA:`.
 BAR_END = recache.compile(
     r"\[[0-9:]+(?:<[0-9:?]+)?, *(?:\?|[0-9.]+[kMGT]?)(?:[A-Za-z]+/s|s/[A-Za-z]+)(?:,[^\]\n]*)?\](?=[^\s\]])"
+    r"|\] [0-9]+/[0-9]+, (?:[0-9.]+ task/s, )?elapsed: [0-9]+s, ETA:(?: *[0-9]+s)?(?=[^\s])"
 )
 
 
@@ -178,7 +181,7 @@ def segments(line: str) -> list[str]:
 
 def bar_ends(line: str) -> bool:
     """Whether a progress bar's end has text glued to it: a quick look for a rate's end first."""
-    return ("/s]" in line or "/s," in line or "s/it" in line) and BAR_END.search(line) is not None
+    return ("/s]" in line or "/s," in line or "s/it" in line or "ETA:" in line) and BAR_END.search(line) is not None
 
 
 def _unglued(part: str) -> list[str]:
