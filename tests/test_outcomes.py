@@ -228,6 +228,18 @@ def test_a_kernel_oom_line_pasted_into_a_console_is_a_host_oom_of_no_rank(tmp_pa
     assert d.verdict.first_death is not None and d.verdict.first_death.rank is None
 
 
+def test_a_death_of_no_rank_keeps_the_process_its_line_names(tmp_path: Path) -> None:
+    """Ray's `(pid=N)` names the worker a segfault happened in, though no rank: the verdict keeps that pid, and the
+    report says it, so the worker's own log can be found."""
+    console = "(pid=412205) *** SIGSEGV received at time=1765982031 on cpu 95 ***\n"
+    d = run(tmp_path, {"console.log": console})
+    first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause, first.pid) == (None, Cause.SEGFAULT, 412205)
+    from rankautopsy.render._labels import outcome_lines
+
+    assert outcome_lines(d.verdict)[0] == "cause seen: segfault, rank unknown (pid 412205)"
+
+
 def test_a_job_submitit_saw_timed_out_ended_at_its_time_limit(tmp_path: Path) -> None:
     d = run(tmp_path, {"console.log": step_lines(0, 3) + _SUBMITIT.format(case="timed-out")})
     first = d.verdict.first_death

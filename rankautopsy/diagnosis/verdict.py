@@ -2,7 +2,7 @@
 
 The outcome and the confidence follow the written rules of README's "How sure it is": every cap on
 the confidence is recorded with its reason. Reads the timeline's effects and facts, never rule ids.
-May import the model, the timeline and signals; never a renderer or the CLI."""
+May import the model, the timeline, signals and numbers; never a renderer or the CLI."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ from rankautopsy.model import (
     TimeSpan,
     Unattributed,
 )
+from rankautopsy.numbers import read_int
 from rankautopsy.records import record
 from rankautopsy.signals import OUTSIDE_STOPS, as_signal, signal_cause, signal_name, signal_number, windows_crash
 
@@ -335,7 +336,9 @@ def _unranked_seen(tl: Timeline, u: Unattributed) -> FirstDeath:
     if i is None:
         return _unranked_death(u)
     e = tl.events[i]
-    return _unranked_death(u, e.facts.get("classified_by", e.rule) if e.cause is u.cause else None, _evidence(tl, [i]))
+    first = _unranked_death(u, e.facts.get("classified_by", e.rule) if e.cause is u.cause else None, _evidence(tl, [i]))
+    pid = e.pid if e.pid is not None else read_int(e.facts.get("emitter_pid"), max_len=15, signed=False)
+    return replace(first, host=e.host, pid=pid)  # the process it happened in, where its line says (Ray's `pid=`)
 
 
 def _say_killed_from_outside(f: Findings, stop: Event) -> None:

@@ -187,7 +187,9 @@ def outcome_lines(v: Verdict) -> list[str]:
     lines = list(v.reasoning)
     if v.outcome in (Outcome.UNDETERMINED, Outcome.HANG):
         if v.first_death is not None and v.outcome is Outcome.UNDETERMINED:
-            lines.insert(0, f"cause seen: {death_labels(v.first_death)[1]}, rank unknown")
+            fd = v.first_death
+            where = ", ".join(x for x in (f"pid {fd.pid}" if fd.pid else "", f"on {fd.host}" if fd.host else "") if x)
+            lines.insert(0, f"cause seen: {death_labels(fd)[1]}, rank unknown" + (f" ({where})" if where else ""))
         if v.not_first:
             verb = "did not die first" if v.outcome is Outcome.UNDETERMINED else "reported waiting, not the culprit"
             lines.append(f"{verb}: rank(s) {rank_ranges(v.not_first)}")
