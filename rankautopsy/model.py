@@ -174,6 +174,12 @@ class Event:
     effects: frozenset[Effect] = frozenset()  # its rule's, and those of the rule that classified it
 
     @property
+    def read_by(self) -> str:
+        """The rule whose reading the event is: the one that classified its line (a cause rule reading an
+        exception's `Type: message`), else its own."""
+        return self.facts.get("classified_by") or self.rule
+
+    @property
     def stamped(self) -> bool:
         """Whether its time is its line's own stamp, not one its neighbours lend it (`NEIGHBOURS_TIME`)."""
         return self.time is not None and not NEIGHBOURS_TIME & self.facts.keys()

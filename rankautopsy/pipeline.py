@@ -181,9 +181,7 @@ def _conclude(collected: Collected, options: Options, rules: list[CompiledRule])
             findings.first,
             {c.rule.id: c.rule for c in rules},
             load_remediation(),
-            findings.launch_failed.facts.get("classified_by", findings.launch_failed.rule)
-            if findings.launch_failed is not None
-            else None,
+            findings.launch_failed.read_by if findings.launch_failed is not None else None,
         ),
         notes=tuple(findings.notes),
         caps=tuple(findings.caps),

@@ -70,11 +70,11 @@ def remediation_for(
     """The three layers: fix the dead rank's cause, bound every collective, detect deaths fast. Where the
     launcher could not start the job (`launch_failed`: its rule), only that rule's fix: nothing ran to time out."""
     if first is None:
-        rule = rules.get(launch_failed) if launch_failed is not None else None
-        return tuple(f"{_LAYER_LABELS[0]}: {step}" for step in rule.remediation) if rule is not None else ()
-    rule = rules.get(first.rule) if first.rule is not None else None
-    said = dict(rule.facts).get("exit_cause") if rule is not None else None  # an exit line's stated cause
-    steps = list(rule.remediation) if rule is not None and first.cause in (rule.cause, said) else []
-    steps = steps or list(rem.fix_cause.get(first.cause, ()))
-    layers = (steps, list(rem.timeouts), list(rem.detection))
+        launch = rules.get(launch_failed) if launch_failed is not None else None
+        layers: tuple[list[str], ...] = (list(launch.remediation) if launch is not None else [], [], [])
+    else:
+        rule = rules.get(first.rule) if first.rule is not None else None
+        said = dict(rule.facts).get("exit_cause") if rule is not None else None  # an exit line's stated cause
+        steps = list(rule.remediation) if rule is not None and first.cause in (rule.cause, said) else []
+        layers = (steps or list(rem.fix_cause.get(first.cause, ())), list(rem.timeouts), list(rem.detection))
     return tuple(f"{label}: {step}" for label, layer in zip(_LAYER_LABELS, layers, strict=True) for step in layer)

@@ -275,7 +275,7 @@ def _pid_map(events: Iterable[Event], local: LocalRanks) -> dict[int, int]:
     """pid -> rank, from identity lines (a rank's own pid, NCCL's init line for the whole-job
     communicator) and from the launcher's exit reports."""
     pids: dict[int, int] = {}
-    own = [(e, pid) for e in events if Effect.IDENTITY in e.effects and (pid := _own_pid(e)) is not None]
+    own = [(e, pid) for e in events if Effect.IDENTITY in e.effects and (pid := own_pid(e)) is not None]
     world = max((_int(e.facts.get("nranks")) or 0 for e, _ in own), default=0)
     for e, pid in own:
         rank = _identity_rank(e, world, local)
@@ -298,9 +298,9 @@ def _pid_map(events: Iterable[Event], local: LocalRanks) -> dict[int, int]:
     return pids
 
 
-def _own_pid(event: Event) -> int | None:
-    """An identity line's pid: the one it states, else the one of the process that printed it (Ray's
-    `(RayTrainWorker pid=N) Setting up process group ... [rank=0, ...]` is rank 0's own line)."""
+def own_pid(event: Event) -> int | None:
+    """The pid of the process an event is about: the one its line states, else the one of the process that
+    printed it (Ray's `(RayTrainWorker pid=N) Setting up process group ... [rank=0, ...]` is rank 0's own line)."""
     return event.pid if event.pid is not None else _int(event.facts.get("emitter_pid"))
 
 

@@ -2,7 +2,7 @@
 
 The outcome and the confidence follow the written rules of README's "How sure it is": every cap on
 the confidence is recorded with its reason. Reads the timeline's effects and facts, never rule ids.
-May import the model, the timeline, signals and numbers; never a renderer or the CLI."""
+May import the model, the timeline and signals; never a renderer or the CLI."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import field, replace
 from datetime import datetime, timedelta
 
 from rankautopsy import recache
-from rankautopsy.diagnosis.timeline import RankState, Timeline, exit_code, expand_ranks, is_symptom
+from rankautopsy.diagnosis.timeline import RankState, Timeline, exit_code, expand_ranks, is_symptom, own_pid
 from rankautopsy.model import (
     FIRST_STATUS,
     HOST_DEVICE,
@@ -32,7 +32,6 @@ from rankautopsy.model import (
     TimeSpan,
     Unattributed,
 )
-from rankautopsy.numbers import read_int
 from rankautopsy.records import record
 from rankautopsy.signals import OUTSIDE_STOPS, as_signal, signal_cause, signal_name, signal_number, windows_crash
 
@@ -336,9 +335,8 @@ def _unranked_seen(tl: Timeline, u: Unattributed) -> FirstDeath:
     if i is None:
         return _unranked_death(u)
     e = tl.events[i]
-    first = _unranked_death(u, e.facts.get("classified_by", e.rule) if e.cause is u.cause else None, _evidence(tl, [i]))
-    pid = e.pid if e.pid is not None else read_int(e.facts.get("emitter_pid"), max_len=15, signed=False)
-    return replace(first, host=e.host, pid=pid)  # the process it happened in, where its line says (Ray's `pid=`)
+    first = _unranked_death(u, e.read_by if e.cause is u.cause else None, _evidence(tl, [i]))
+    return replace(first, host=e.host, pid=own_pid(e))  # the process it happened in, where its line says (Ray's)
 
 
 def _say_killed_from_outside(f: Findings, stop: Event) -> None:
@@ -1443,7 +1441,7 @@ def _first_death(tl: Timeline, c: Candidate) -> FirstDeath:
     return FirstDeath(
         rank=c.rank,
         cause=c.cause,
-        rule=decisive.facts.get("classified_by", c.rule) if decisive.rule == c.rule else c.rule,
+        rule=decisive.read_by if decisive.rule == c.rule else c.rule,
         host=r.host if r else decisive.host,
         pid=r.pid if r else None,
         time=time,

@@ -399,8 +399,7 @@ def exception_line(e: Event) -> str | None:
 
 def rule_title(d: Diagnosis, e: Event) -> str:
     """What the line is, in the words of the rule that classified it (its id when no title is known)."""
-    rule = e.facts.get("classified_by") or e.rule
-    return d.rule_titles.get(rule, rule)
+    return d.rule_titles.get(e.read_by, e.read_by)
 
 
 def defining_event(d: Diagnosis, r: RankReport) -> Event | None:
