@@ -1643,3 +1643,13 @@ def test_c10s_message_going_on_unprefixed_under_a_ranked_head_is_that_ranks(tmp_
     assert any("another process's error report" in c for c in d.verdict.caps), d.verdict.caps
     alone = run(tmp_path / "alone", {"console.log": "[rank3]:" + "".join(report)})
     assert not alone.verdict.unattributed and not any("another process" in c for c in alone.verdict.caps)
+
+
+def test_a_google_failure_signal_handler_line_with_a_help_link_is_a_segfault(tmp_path: Path) -> None:
+    console = (
+        "I1121 10:00:00.000000 11743 main.cc:10] step 5\n"
+        "*** SIGSEGV (@(nil)), see go/stacktraces#s15 received by PID 11743 (TID 12350) on cpu 17; stack trace: ***\n"
+        "PC: @     0x7facba4a8de2  (unknown)  (unknown)\n"
+    )
+    d = run(tmp_path, {"rank3.log": console})
+    assert first(d) == (3, Cause.SEGFAULT)
