@@ -1653,3 +1653,15 @@ def test_a_google_failure_signal_handler_line_with_a_help_link_is_a_segfault(tmp
     )
     d = run(tmp_path, {"rank3.log": console})
     assert first(d) == (3, Cause.SEGFAULT)
+
+
+def test_an_xla_device_out_of_memory_under_a_traceback_is_a_device_oom(tmp_path: Path) -> None:
+    console = (
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 40, in <module>\n'
+        "    state = train_step(state, batch)\n"
+        "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate "
+        "33762398024 bytes.\n"
+    )
+    d = run(tmp_path, {"rank1.log": console, "rank0.log": "step 1\n"})
+    assert first(d) == (1, Cause.CUDA_OOM)
