@@ -1665,3 +1665,18 @@ def test_an_xla_device_out_of_memory_under_a_traceback_is_a_device_oom(tmp_path:
     )
     d = run(tmp_path, {"rank1.log": console, "rank0.log": "step 1\n"})
     assert first(d) == (1, Cause.CUDA_OOM)
+
+
+def test_mpich_abort_printed_twice_by_one_rank_is_no_death_tied_to_no_rank(tmp_path: Path) -> None:
+    # MPICH's simple PMI prints the abort message again under `[cli_R]: aborting job:`: the second copy
+    # names the same rank and is no other, unranked death that may have come first
+    console = "".join(
+        f"application called MPI_Abort(MPI_COMM_WORLD, 1) - process {r}[cli_{r}]: aborting job:\n"
+        f"application called MPI_Abort(MPI_COMM_WORLD, 1) - process {r}\n"
+        for r in (2, 0, 1, 3)
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert first(d) == (2, Cause.ABORT)
+    assert d.verdict.unattributed == ()
+    evidence = d.verdict.first_death.evidence if d.verdict.first_death else ()
+    assert [e.where.line for e in evidence] == [1]  # the line is its cause and its exit: shown once

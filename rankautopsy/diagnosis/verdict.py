@@ -485,12 +485,18 @@ def _missing_ranks(tl: Timeline, below_highest: bool = False) -> list[int]:
 def _unattributed(tl: Timeline, candidates: Sequence[Candidate]) -> list[Unattributed]:
     """Causes on lines tied to no rank, and deaths by a signal that an exit report tied to no rank. Of one
     process's cause lines in one file, the first: what its dying did after it (a segfault in the handler of
-    its abort) is no other death."""
+    its abort) is no other death; nor is a cause line naming a rank that died of its own cause (MPICH's
+    abort message, printed again by its process manager's client)."""
     used = {i for c in candidates for i in c.evidence}
+    dead = {str(c.rank) for c in candidates if c.rank is not None}
     causes = [
         e
         for i, e in enumerate(tl.events)
-        if e.role is Role.CAUSE and e.rank is None and i not in used and e.cause is not Cause.TIME_LIMIT
+        if e.role is Role.CAUSE
+        and e.rank is None
+        and i not in used
+        and e.cause is not Cause.TIME_LIMIT
+        and e.facts.get("rank") not in dead
     ]
     firsts: dict[tuple[str, str | None, int], int] = {}  # a process dies once: the first cause its handler printed
     for e in causes:
@@ -816,7 +822,7 @@ def _candidate(tl: Timeline, r: RankState, teardown: datetime | None, began: dat
             e.cause,
             e.rule,
             _death_time(tl, r, timed.time if timed else None, timed.facts if timed else {}),
-            [best, *_support(r)],
+            [best, *(i for i in _support(r) if i != best)],  # a line can be both its cause and its exit
             _detail_with_memcg(tl, e),
             phase=_phase(tl, r, best, began if timed else None),
             reported=_death_bounds(tl, r, timed, teardown),
