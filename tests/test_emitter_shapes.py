@@ -1680,3 +1680,13 @@ def test_mpich_abort_printed_twice_by_one_rank_is_no_death_tied_to_no_rank(tmp_p
     assert d.verdict.unattributed == ()
     evidence = d.verdict.first_death.evidence if d.verdict.first_death else ()
     assert [e.where.line for e in evidence] == [1]  # the line is its cause and its exit: shown once
+
+
+def test_paddles_launcher_names_the_failed_worker_by_its_local_rank(tmp_path: Path) -> None:
+    console = (
+        "LAUNCH INFO 2022-11-21 02:35:54,384 Pod failed\n"
+        "LAUNCH ERROR 2022-11-21 02:35:54,385 Container failed !!!\n"
+        "Container rank 2 status failed cmd ['/usr/bin/python3', '-u', 'train.py'] code -9 log log/workerlog.2\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert first(d) == (2, Cause.KILLED)
