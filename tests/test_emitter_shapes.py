@@ -1690,3 +1690,18 @@ def test_paddles_launcher_names_the_failed_worker_by_its_local_rank(tmp_path: Pa
     )
     d = run(tmp_path, {"console.log": console})
     assert first(d) == (2, Cause.KILLED)
+
+
+def test_torch_npus_hccl_error_is_the_ranks_own_unless_it_waited_for_a_peer(tmp_path: Path) -> None:
+    def log(code: int) -> str:
+        return (
+            "[rank2]: Traceback (most recent call last):\n"
+            '[rank2]:   File "train.py", line 12, in <module>\n'
+            "[rank2]:     dist.all_reduce(t)\n"
+            "[rank2]: RuntimeError: create_config:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:149 HCCL function "
+            f"error: HcclAllReduce(sendBuf, recvBuf, count), error code is {code}\n"
+        )
+
+    assert first(run(tmp_path / "own", {"rank2.log": log(7)})) == (2, Cause.NCCL_ERROR)
+    waited = run(tmp_path / "peer", {"rank2.log": log(9)})
+    assert waited.verdict.first_death is None or waited.verdict.first_death.cause is not Cause.NCCL_ERROR
