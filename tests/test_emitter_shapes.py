@@ -1705,3 +1705,13 @@ def test_torch_npus_hccl_error_is_the_ranks_own_unless_it_waited_for_a_peer(tmp_
     assert first(run(tmp_path / "own", {"rank2.log": log(7)})) == (2, Cause.NCCL_ERROR)
     waited = run(tmp_path / "peer", {"rank2.log": log(9)})
     assert waited.verdict.first_death is None or waited.verdict.first_death.cause is not Cause.NCCL_ERROR
+
+
+def test_msruns_failed_worker_is_a_failed_job_with_no_rank_to_name(tmp_path: Path) -> None:
+    head = "[WARNING] ME(162078:2814735,MainProcess):2025-03-10-09:40:12.4{n}.000 [msrun/_api.py:31{n}] "
+    console = (
+        head.format(n=6) + "Worker process 162150 exit with exception.\n"
+        + head.format(n=8) + "There's worker exits with exception, kill all other workers.\n"
+    )  # fmt: skip
+    d = run(tmp_path, {"console.log": console})
+    assert d.verdict.outcome is Outcome.UNDETERMINED

@@ -23,7 +23,7 @@ FACT_NAMES = frozenset(
 )  # fmt: skip
 PACKS = {
     "ascend", "cloud", "composer", "deepspeed", "gloo", "horovod", "kernel", "kubernetes", "lightning", "megatron",
-    "mpi", "native", "nccl", "neuron", "nvidia", "paddle", "rocm",
+    "mindspore", "mpi", "native", "nccl", "neuron", "nvidia", "paddle", "rocm",
     "progress", "python", "pytorch", "ray", "runtime", "sglang", "slurm",
     "torchrun", "vllm", "xla",
 }  # fmt: skip
