@@ -1715,3 +1715,6 @@ def test_msruns_failed_worker_is_a_failed_job_with_no_rank_to_name(tmp_path: Pat
     )  # fmt: skip
     d = run(tmp_path, {"console.log": console})
     assert d.verdict.outcome is Outcome.UNDETERMINED
+    # msrun's own output is what was given: what is missing is the failed worker's, known by its pid
+    assert any("pid 162150" in step for step in d.verdict.fetch_next)
+    assert not any("launcher's own output" in step for step in d.verdict.fetch_next)

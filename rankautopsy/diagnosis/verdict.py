@@ -447,8 +447,14 @@ def _what_to_fetch(tl: Timeline, f: Findings) -> None:
             f"the kernel log of {', '.join(hosts)} (`dmesg -T`, or `journalctl -k`): rank(s) "
             f"{ranges(sorted(r.rank for r in killed))} were SIGKILLed by an unknown sender"
         )
+    pids = sorted({p for i in tl.loose_exits if (p := tl.events[i].facts.get("pid")) is not None}, key=int)
     if f.launch_failed is None and not any(r.exit is not None for r in tl.ranks.values()):
-        f.fetch_next.append("the launcher's own output (torchrun's failure table, srun/mpirun exit lines)")
+        f.fetch_next.append(
+            f"the output of the process(es) the launcher saw end (pid {', '.join(pids)}), which no line here ties "
+            "to a rank"
+            if pids
+            else "the launcher's own output (torchrun's failure table, srun/mpirun exit lines)"
+        )
     if f.collateral and not missing:
         f.fetch_next.append(
             "every node's log: the ranks here only waited for a peer, so the culprit's log is elsewhere"
