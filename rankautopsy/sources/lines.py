@@ -347,13 +347,21 @@ def _one_format(raw: list[tuple[int, str]], lengths: list[int], rows: list[int])
     whose numbers all keep their width: RETURNN's `ep 272 train, step 339, ce 0.469, ...`). A wrap's row
     is cut: its whole line, at any length, reads otherwise, and the line after it is that line's rest."""
     width = lengths[rows[0]]
-    row_shapes = [raw[i][1].translate(NO_DIGITS) for i in rows]
+    row_shapes = [_shape(raw[i][1]) for i in rows]
     shapes = set(row_shapes)
     pairs = zip(rows, row_shapes, strict=True)
-    alike = sum(raw[i + 1][1].translate(NO_DIGITS) == shape for i, shape in pairs if i + 1 < len(raw))
+    alike = sum(_shape(raw[i + 1][1]) == shape for i, shape in pairs if i + 1 < len(raw))
     if 2 * alike >= len(rows):
         return True
-    return any(n != width and line.translate(NO_DIGITS) in shapes for n, (_, line) in zip(lengths, raw, strict=True))
+    return any(n != width and _shape(line) in shapes for n, (_, line) in zip(lengths, raw, strict=True))
+
+
+# A number in hex is a number too: the kernel's `PCI:0000:dc:00`, `Ch 0000000c` keep their width
+_HEX_WORD = recache.compile(r"\b(?:0x)?[0-9a-fA-F]+\b")
+
+
+def _shape(line: str) -> str:
+    return _HEX_WORD.sub("", line).translate(NO_DIGITS)
 
 
 def _ruler(line: str) -> bool:
