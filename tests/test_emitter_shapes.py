@@ -1718,3 +1718,17 @@ def test_msruns_failed_worker_is_a_failed_job_with_no_rank_to_name(tmp_path: Pat
     # msrun's own output is what was given: what is missing is the failed worker's, known by its pid
     assert any("pid 162150" in step for step in d.verdict.fetch_next)
     assert not any("launcher's own output" in step for step in d.verdict.fetch_next)
+
+
+def test_kernel_xid_lines_pasted_in_a_console_are_read_one_by_one(tmp_path: Path) -> None:
+    """Xid 45 lines of one width differ in hex digits only: records of one format, not a terminal's wrap;
+    the driver names the NVLink Xid (149) the cleanup follows, so the GPU faulted."""
+    console = "".join(
+        f"kernel: NVRM: Xid (PCI:0000:{bus}:00): 45, pid=181899{n}, name=python3, Ch 0000000{ch} caused by previous "
+        f"Xid 14{9 if bus == 'dc' else 5}\n"
+        for bus, n, ch in [("dc", 0, 1), ("ed", 2, "c"), ("ba", 9, 2), ("97", 7, 3), ("dc", 0, 2), ("ba", 9, 3)]
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert d.inputs[0].lines == 6
+    assert d.verdict.first_death is not None and d.verdict.first_death.cause is Cause.GPU_HARDWARE
+    assert any("a GPU hardware fault" in step for step in d.verdict.reasoning)
