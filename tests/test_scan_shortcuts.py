@@ -178,6 +178,40 @@ def test_the_lines_a_scan_keeps_give_the_diagnosis_of_every_line(
     assert _decided(scanned) == _decided(whole)
 
 
+def test_a_message_going_on_past_the_tail_among_other_ranks_lines_is_read_alike_either_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by the property above: rank 1's message goes on 14 lines below its exception line, past the
+    tail the scan reads, among rank 0's; spawn's relay header two lines further on was taken for the
+    child's report that follows a relayed traceback, but only where the line between them was unread."""
+    r0, r1 = "[rank0]: ", "[rank1]: "
+    lines = [
+        r1 + "2026-11-30 03:00:08,000 INFO [train.py:9] rank 1 step 8",
+        *(r1 + x for x in _TRACEBACK),
+        *(r0 + x for x in _TRACEBACK),
+        *[r0 + "  with more detail on a line of its own"] * 9,
+        *[r1 + "  with more detail on a line of its own"] * 3,
+        r1 + "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1)",
+        r1 + "-- Process 1 terminated with the following error:",
+        r0 + "2026-11-30 03:01:00,000 INFO [train.py:9] done",
+    ]
+    (tmp_path / "console.log").write_text("".join(line + "\n" for line in lines))
+    options = Options(paths=[str(tmp_path)], tz=UTC, jobs=1)
+    scanned = diagnose(options)
+    monkeypatch.setattr(LineParser, "sequential", property(lambda self: True))
+    whole = diagnose(options)
+    assert _decided(scanned) == _decided(whole)
+    assert [e.role.value for e in scanned.events if e.rule == "python.traceback"] == ["cause", "cause"]
+
+
+_TRACEBACK = [
+    "Traceback (most recent call last):",
+    '  File "/job/data.py", line 10, in load',
+    "    sample = decode(raw)",
+    "OSError: image file is truncated",
+]
+
+
 def _decided(d: Diagnosis) -> tuple[object, ...]:
     f = d.verdict.first_death
     return (

@@ -218,7 +218,8 @@ def assemble_traceback(
     if _wrapped(stream, at, result):
         return result
     bare = m["exc_type"] == texts[at].rstrip()  # CPython prints a bare type only for an empty message
-    for k in itertools.islice(_channel_lines(stream, at, start + _WINDOW), 0 if bare else 4):  # a message may go on
+    tail = bisect_right(stream.numbers, stream.numbers[at] + TRACEBACK_TAIL)  # what the scan reads on to, at most
+    for k in itertools.islice(_channel_lines(stream, at, min(tail, start + _WINDOW)), 0 if bare else 4):
         text = texts[k]
         if (
             not text.strip()
@@ -232,7 +233,7 @@ def assemble_traceback(
         result.lines.append(k)
         result.classify.append(k)
         result.end = k
-    after = [k for k in itertools.islice(_channel_lines(stream, result.end), 3) if texts[k].strip()]
+    after = [k for k in itertools.islice(_channel_lines(stream, result.end, tail), 3) if texts[k].strip()]
     if after and _SPAWN_HEADER.match(texts[after[0]]):  # the child's report that spawn relays follows
         result.facts["relayed"] = "1"
         result.classify.append(after[0])  # old spawn's plain `Exception:` is read by it
