@@ -531,3 +531,20 @@ def test_a_double_spaced_paste_reads_as_the_log_itself(tmp_path: Path, fixture: 
     assert [e.where.line * 2 - 1 for e in plain.verdict.first_death.evidence] == [
         e.where.line for e in paste.verdict.first_death.evidence
     ]
+
+
+def _torchx(lines: list[tuple[int, int, str]]) -> str:
+    """`torchx log` of dist.ddp: `role/replica `, then torchrun's tee of the worker with an empty role."""
+    return "".join(f"trainer/{replica} [{local}]:{text}\n" for replica, local, text in lines)
+
+
+_RAISED = ["Traceback (most recent call last):", '  File "train.py", line 3, in <module>', "ValueError: bad sample"]
+
+
+def test_torchx_one_replica_names_the_local_rank_as_the_rank(tmp_path: Path) -> None:
+    step = "2026-01-01 10:00:00,000 INFO step 1"
+    log = _torchx([(0, 0, step), (0, 1, step), *((0, 1, text) for text in _RAISED)])
+    d = run(tmp_path, {"console.log": log})
+    first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause, first.host) == (1, Cause.PYTHON_EXCEPTION, "trainer/0")
+

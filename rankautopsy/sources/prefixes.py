@@ -72,6 +72,10 @@ _TORCH_HEADER = recache.compile(
 # `docker compose up` / `docker compose logs`: each line under its container's name padded to the longest,
 # `vllm-server-1  | `. Only where it is the stream's shape.
 _COMPOSE = recache.compile(r"(?P<name>[A-Za-z0-9][\w.-]{0,62}) *\| ")
+# `torchx log` (and `torchx run`'s tee): each line under its app's role and replica, `trainer/0 ` (torchx
+# cli/cmd_log.py), then torchrun's tee of the worker with the empty role torchx's dist.ddp gives it, `[3]:`: the
+# replica is a node, the number in brackets a local rank on it. Only where it is the stream's shape.
+_TORCHX = recache.compile(r"(?P<role>[A-Za-z_][\w-]{0,62})/(?P<replica>\d{1,9}) (?:\[(?P<lrank>\d{1,9})\]:)?")
 # A test harness's tee of its child's streams: `stderr: <line>` (accelerate's and transformers'
 # execute_subprocess_async print `label, line`), taken before the child's own layers.
 _HARNESS = ("stdout: ", "stderr: ")
@@ -202,6 +206,7 @@ class Profile:
     hydra: bool = False  # `[3] ` (mpiexec -l) on most lines
     stamped: bool = False  # a date-and-time heads most lines (`ts`, a viewer, a logging asctime): a layer
     compose: bool = False  # `name  | ` of docker compose on most lines
+    torchx: bool = False  # `role/replica ` of torchx on most lines
     taught: tuple[Taught, ...] = ()  # patterns of rules with the `prefix` effect (a user's launcher)
 
 
@@ -234,6 +239,7 @@ def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str,
         and not profile.indent
         and not profile.stamped
         and not profile.compose
+        and not profile.torchx
         and ": [" not in line[:80]
         and line[:8] not in _HARNESS
         and not (line[0] in "DIWEC" and _LEVELED.match(line))
@@ -248,6 +254,9 @@ def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str,
         pos = m.end()
     if profile.compose and (m := _COMPOSE.match(line, pos)):
         pos = m.end()
+    if profile.torchx and (m := _TORCHX.match(line, pos)):
+        host, pos = f"{m['role']}/{m['replica']}", m.end()
+        local_rank = int(m["lrank"]) if m["lrank"] else None
     if "%|" in line[pos : pos + 8] and (m := _TQDM.match(line, pos)):
         pos = m.end()
     if line[pos : pos + 1].isdigit() and (m := _STREAM_RECORD.match(line, pos)) is not None:
@@ -381,6 +390,9 @@ def sniff_profile(sample: list[str]) -> Profile:
     compose = _compose_layer(lines)
     if compose:
         lines = [line[m.end() :] if (m := _COMPOSE.match(line)) else line for line in lines]
+    torchx = _torchx_layer(lines)
+    if torchx:
+        lines = [line[m.end() :] if (m := _TORCHX.match(line)) else line for line in lines]
     stamped = _stamp_layer(lines)  # the layers below are judged as before: a `[12345] ` after a stamp is a pid
     template = _mostly(lines, _TEMPLATE, 0.6)
     hydra = not template and _labelled(lines, _HYDRA, _HYDRA_OWN, 0.6)
@@ -393,6 +405,7 @@ def sniff_profile(sample: list[str]) -> Profile:
         hydra=hydra,
         stamped=stamped,
         compose=compose,
+        torchx=torchx,
     )
 
 
@@ -402,6 +415,15 @@ def _compose_layer(lines: list[str]) -> bool:
     if not _mostly(lines, _COMPOSE):
         return False
     names = {m["name"] for line in lines if (m := _COMPOSE.match(line))}
+    return len(names) <= max(8, len(lines) // 20)
+
+
+def _torchx_layer(lines: list[str]) -> bool:
+    """Whether most lines carry torchx's `role/replica `, of a few roles and replicas (a path's `dir/2 `
+    is no such layer: its names vary)."""
+    if not _mostly(lines, _TORCHX):
+        return False
+    names = {(m["role"], m["replica"]) for line in lines if (m := _TORCHX.match(line))}
     return len(names) <= max(8, len(lines) // 20)
 
 
