@@ -548,3 +548,12 @@ def test_torchx_one_replica_names_the_local_rank_as_the_rank(tmp_path: Path) -> 
     first = d.verdict.first_death
     assert first is not None and (first.rank, first.cause, first.host) == (1, Cause.PYTHON_EXCEPTION, "trainer/0")
 
+
+def test_torchx_replicas_are_hosts_and_the_death_keeps_its_own(tmp_path: Path) -> None:
+    """Local rank 1 runs on both replicas: where the lines cannot map it, the host said is the line's own."""
+    step = "2026-01-01 10:00:00,000 INFO step 1"
+    log = _torchx([(0, 0, step), (0, 1, step), (1, 0, step), *((1, 1, text) for text in _RAISED)])
+    d = run(tmp_path, {"console.log": log})
+    first = d.verdict.first_death
+    assert first is not None and first.host == "trainer/1"
+    assert d.verdict.confidence.value != "high"

@@ -11,7 +11,15 @@ from dataclasses import field, replace
 from datetime import datetime, timedelta
 
 from rankautopsy import recache
-from rankautopsy.diagnosis.timeline import RankState, Timeline, exit_code, expand_ranks, is_symptom, own_pid
+from rankautopsy.diagnosis.timeline import (
+    RankState,
+    Timeline,
+    exit_code,
+    expand_ranks,
+    is_symptom,
+    own_pid,
+    short_host,
+)
 from rankautopsy.model import (
     FIRST_STATUS,
     HOST_DEVICE,
@@ -1448,6 +1456,16 @@ def _why_first(tl: Timeline, c: Candidate, e: Event) -> str:
     return f"rank {c.rank} is the earliest rank to die of its own cause ({_label(c.cause)}), per {basis}"
 
 
+def _death_host(r: RankState | None, decisive: Event) -> str | None:
+    """The rank's host, unless the line it died on names another machine (a local rank taken as the
+    global one where several hosts have it: the line's own host is where this one ran)."""
+    if r is None or r.host is None:
+        return decisive.host
+    if decisive.host is not None and short_host(decisive.host) != short_host(r.host):
+        return decisive.host
+    return r.host
+
+
 def _first_death(tl: Timeline, c: Candidate) -> FirstDeath:
     r = tl.ranks.get(c.rank) if c.rank is not None else None
     evidence = _evidence(tl, c.evidence)
@@ -1457,7 +1475,7 @@ def _first_death(tl: Timeline, c: Candidate) -> FirstDeath:
         rank=c.rank,
         cause=c.cause,
         rule=decisive.read_by if decisive.rule == c.rule else c.rule,
-        host=r.host if r else decisive.host,
+        host=_death_host(r, decisive),
         pid=r.pid if r else None,
         time=time,
         time_open=time_open,
