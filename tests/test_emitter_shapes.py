@@ -1732,3 +1732,15 @@ def test_kernel_xid_lines_pasted_in_a_console_are_read_one_by_one(tmp_path: Path
     assert d.inputs[0].lines == 6
     assert d.verdict.first_death is not None and d.verdict.first_death.cause is Cause.GPU_HARDWARE
     assert any("a GPU hardware fault" in step for step in d.verdict.reasoning)
+
+
+def test_ray_train_v1s_run_failed_error_is_a_failed_run_not_no_failure(tmp_path: Path) -> None:
+    console = (
+        "File ~/venv/lib/python3.10/site-packages/ray/train/base_trainer.py:638, in BaseTrainer.fit(self)\n"
+        "--> 638     raise TrainingFailedError(\n"
+        "TrainingFailedError: The Ray Train run failed. Please inspect the previous error messages for a cause. "
+        "After fixing the issue (assuming that the error is not caused by your own application logic, but rather "
+        "an error such as OOM), you can restart the run from scratch or continue this run.\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert d.verdict.outcome is Outcome.UNDETERMINED
