@@ -1744,3 +1744,18 @@ def test_ray_train_v1s_run_failed_error_is_a_failed_run_not_no_failure(tmp_path:
     )
     d = run(tmp_path, {"console.log": console})
     assert d.verdict.outcome is Outcome.UNDETERMINED
+
+
+def test_a_worker_the_raylet_found_dead_at_start_is_a_failed_job(tmp_path: Path) -> None:
+    console = "".join(
+        f"(raylet) [2025-10-31 17:08:05,{ms} E 24507 24507] (raylet) worker_pool.cc:586: Some workers of the worker "
+        f"process({pid}) have not registered within the timeout. The process is {state}\n"
+        for ms, pid, state in [
+            (490, 26154, "dead, probably it crashed during start."),
+            (550, 26158, "dead, probably it crashed during start."),
+        ]
+    )
+    assert run(tmp_path / "dead", {"console.log": console}).verdict.outcome is Outcome.UNDETERMINED
+    dead, alive = "dead, probably it crashed during start.", "still alive, probably it's hanging during start."
+    slow = console.replace(dead, alive)
+    assert run(tmp_path / "slow", {"console.log": slow}).verdict.outcome is Outcome.NO_FAILURE
