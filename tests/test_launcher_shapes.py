@@ -557,3 +557,19 @@ def test_torchx_replicas_are_hosts_and_the_death_keeps_its_own(tmp_path: Path) -
     first = d.verdict.first_death
     assert first is not None and first.host == "trainer/1"
     assert d.verdict.confidence.value != "high"
+
+
+def test_paddles_console_alone_names_no_victim_as_the_first_death(tmp_path: Path) -> None:
+    """The real console of fixtures/paddle-launch-raise-rank1: Paddle's launcher reports container 0, which only
+    timed out waiting for rank 1 (its gloo `TIMEOUT self_rank = 0 pair_rank = 1`)."""
+    console = Path(__file__).parent.parent / "fixtures" / "paddle-launch-raise-rank1" / "logs" / "console.log"
+    d = run(tmp_path, {"console.log": console.read_text()})
+    assert d.verdict.outcome is Outcome.UNDETERMINED
+    assert 0 in d.verdict.not_first
+
+
+def test_paddles_worker_logs_are_local_ranks_by_their_name(tmp_path: Path) -> None:
+    raised = 'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\nValueError: bad sample\n'
+    d = run(tmp_path, {"log/workerlog.0": "step 1\nstep 2\n", "log/workerlog.1": "step 1\n" + raised})
+    first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (1, Cause.PYTHON_EXCEPTION)

@@ -15,6 +15,8 @@ _RANK_NAME = recache.compile(r"(?:^|[^a-z])rank[_\-.]?(?P<n>\d{1,9})(?![0-9a-z])
 _WORKER_NAME = recache.compile(
     r"(?:^|[^a-z])(?P<role>worker|master|process|proc)[_\-.]?(?P<n>\d{1,9})(?![0-9a-z])", re.IGNORECASE
 )
+# Paddle's launcher: <log_dir>/workerlog.N, N the worker's index in its pod (a local rank)
+_PADDLE_WORKER = recache.compile(r"^workerlog\.(?P<n>\d{1,9})$")
 # torchrun --log-dir: <run>/attempt_N/<local_rank>/{stdout,stderr}.log|error.json
 _ATTEMPT = recache.compile(r"^attempt_(?P<attempt>\d{1,9})$")
 
@@ -32,6 +34,8 @@ def rank_from_path(path: PurePath, *, kubeflow: bool = False) -> PathRank:
     if len(parts) >= 3 and (m := _ATTEMPT.match(parts[-3])) and parts[-2].isdigit() and len(parts[-2]) <= 9:
         return PathRank(local_rank=int(parts[-2]), attempt=int(m["attempt"]))
     name = path.name
+    if m := _PADDLE_WORKER.match(name):
+        return PathRank(local_rank=int(m["n"]))
     if m := _RANK_NAME.search(name):
         return PathRank(rank=int(m["n"]))
     if m := _WORKER_NAME.search(name):
