@@ -573,3 +573,15 @@ def test_paddles_worker_logs_are_local_ranks_by_their_name(tmp_path: Path) -> No
     d = run(tmp_path, {"log/workerlog.0": "step 1\nstep 2\n", "log/workerlog.1": "step 1\n" + raised})
     first = d.verdict.first_death
     assert first is not None and (first.rank, first.cause) == (1, Cause.PYTHON_EXCEPTION)
+
+
+def test_an_old_agents_failed_worker_group_is_a_failed_job(tmp_path: Path) -> None:
+    console = (
+        "INFO:torch.distributed.elastic.agent.server.api:Local worker group finished (FAILED). Waiting 300 seconds "
+        "for other agents to finish\n"
+        "INFO:torch.distributed.elastic.agent.server.api:Done waiting for other agents. Elapsed: 0.0007 seconds\n"
+    )
+    assert run(tmp_path / "failed", {"console.log": console}).verdict.outcome is Outcome.UNDETERMINED
+    done = console.replace("(FAILED)", "(SUCCEEDED)")
+    assert run(tmp_path / "done", {"console.log": done}).verdict.outcome is not Outcome.UNDETERMINED
+
