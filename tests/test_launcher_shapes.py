@@ -585,3 +585,15 @@ def test_an_old_agents_failed_worker_group_is_a_failed_job(tmp_path: Path) -> No
     done = console.replace("(FAILED)", "(SUCCEEDED)")
     assert run(tmp_path / "done", {"console.log": done}).verdict.outcome is not Outcome.UNDETERMINED
 
+
+def test_mpich_processes_failing_mpi_init_aborted_with_no_rank(tmp_path: Path) -> None:
+    stack = (
+        "Fatal error in internal_Init: Other MPI error, error stack:\n"
+        "internal_Init(45298).....: MPI_Init(argc=0x7fffffff68fc, argv=0x7fffffff68f0) failed\n"
+        "MPIR_pmi_kvs_put(278)....: PMI_KVS_Put returned -1\n"
+        "aborting job:\n"
+    )
+    d = run(tmp_path, {"console.log": stack * 2})
+    assert d.verdict.outcome is Outcome.UNDETERMINED
+    assert d.verdict.first_death is not None and d.verdict.first_death.cause is Cause.ABORT
+    assert d.verdict.first_death.rank is None
