@@ -597,3 +597,15 @@ def test_mpich_processes_failing_mpi_init_aborted_with_no_rank(tmp_path: Path) -
     assert d.verdict.outcome is Outcome.UNDETERMINED
     assert d.verdict.first_death is not None and d.verdict.first_death.cause is Cause.ABORT
     assert d.verdict.first_death.rank is None
+
+
+def test_a_collectors_time_and_level_before_pytorchs_rank_tag_are_stripped_in_a_short_paste(tmp_path: Path) -> None:
+    head = "[2024-09-15 20:18:04] [INFO] [rank1]:"
+    console = (
+        "[2024-09-15 20:18:01] [INFO] enable fp8 training for Text Encoder.\n"
+        f"{head} Traceback (most recent call last):\n"
+        f'{head}   File "train.py", line 519, in <module>\n'
+        f"{head} ValueError: bad config\n"
+    )
+    first = run(tmp_path, {"console.log": console}).verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (1, Cause.PYTHON_EXCEPTION)

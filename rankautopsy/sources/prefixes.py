@@ -352,12 +352,14 @@ _TAG = recache.compile("|".join(f"(?:{re.sub(r'[(][?]P<[a-z]+>', '(?:', p.patter
 
 
 def _collector(line: str, pos: int, stamp: str | None, host: str | None) -> tuple[int, str | None, str | None]:
-    """A collector's timestamp and/or host label at `pos`, taken only when a launcher tag follows them."""
+    """A collector's timestamp (and its level) and/or host label at `pos`, taken only when a launcher tag follows."""
     at, found_stamp, found_host = pos, None, None
     if (m := _COLLECTOR_STAMP.match(line, at) or _OMPI_CTIME.match(line, at)) is not None:
         found_stamp, at = m["stamp"], m.end()
     if (m := _COLLECTOR_HOST.match(line, at)) is not None:
         found_host, at = m["host"], m.end()
+    if found_stamp and line.startswith("[", at) and (m := _LEVEL_TAG.match(line, at)) is not None:
+        at = m.end()  # a collector's level after its time (`[2024-09-15 20:18:04] [INFO] [rank0]: `)
     if at == pos or not line.startswith("[", at) or not _tagged(line, at + 1):
         return pos, stamp, host
     return at, stamp or found_stamp, found_host or host
