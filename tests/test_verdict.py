@@ -49,6 +49,21 @@ def test_rank_behind_in_nccl_sequence_is_the_hang_culprit(tmp_path: Path) -> Non
     assert fates(d) == {0: Fate.COLLATERAL, 1: Fate.COLLATERAL, 2: Fate.FIRST_DEATH, 3: Fate.COLLATERAL}
 
 
+def test_a_laggard_itself_waiting_in_a_collective_is_named_below_high_where_the_jobs_size_is_unknown(
+    tmp_path: Path,
+) -> None:
+    """Rank 1 never issued work 215122, but its own 215121 never completed: an unseen rank 2 may be what it waits
+    for (the two ranks of a paste, from a real F5-TTS thread). Rank 2 of the test above had completed all it issued."""
+    files = {
+        "rank_0.log": step_lines(0, 10) + watchdog(0, 215122, 215122, 215121),
+        "rank_1.log": step_lines(1, 10) + watchdog(1, 215121, 215121, 215120),
+    }
+    d = run(tmp_path, files)
+    first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (1, Cause.HANG)
+    assert d.verdict.confidence is Confidence.MEDIUM
+
+
 def test_a_rank_behind_in_enqueues_is_no_culprit_where_another_is_stuck_in_a_collective_it_completed(
     tmp_path: Path,
 ) -> None:

@@ -1518,13 +1518,14 @@ def _name_hang_by_sequence(tl: Timeline, f: Findings) -> bool:
         behind = sorted(rank for rank, seq in seqs.items() if seq == low)
         stuck_earlier = any(done.get((pg, rank), low) < low for rank in seqs if rank not in behind)
         if len(seqs) >= 2 and low < high and len(behind) == 1 and not stuck_earlier:
-            _name_sequence_culprit(tl, f, behind[0], low, high, pg, seqs)
+            stuck = done.get((pg, behind[0]), low) < low  # its own last collective never completed
+            _name_sequence_culprit(tl, f, behind[0], low, high, pg, seqs, stuck)
             return True
     return False
 
 
 def _name_sequence_culprit(
-    tl: Timeline, f: Findings, rank: int, low: int, high: int, pg: str, seqs: dict[int, int]
+    tl: Timeline, f: Findings, rank: int, low: int, high: int, pg: str, seqs: dict[int, int], stuck: bool
 ) -> None:
     r = tl.ranks[rank]
     mine = [i for i in r.events if "last_enqueued" in tl.events[i].facts][:1]
@@ -1553,6 +1554,12 @@ def _name_sequence_culprit(
         f"NCCL's watchdog status: rank {rank} last enqueued work {low} while rank(s) {ranges(others)} enqueued up "
         f"to {high}: rank {rank} never entered the collective the others timed out in"
     )
+    if tl.world is None and stuck:
+        f.cap(
+            Confidence.MEDIUM,
+            f"rank {rank} is itself waiting in work {low} and the job's size is not in the lines: "
+            "a rank that left none may be what it waits for",
+        )
 
 
 def _name_hang(tl: Timeline, f: Findings) -> None:
