@@ -1759,3 +1759,10 @@ def test_a_worker_the_raylet_found_dead_at_start_is_a_failed_job(tmp_path: Path)
     dead, alive = "dead, probably it crashed during start.", "still alive, probably it's hanging during start."
     slow = console.replace(dead, alive)
     assert run(tmp_path / "slow", {"console.log": slow}).verdict.outcome is Outcome.NO_FAILURE
+
+
+def test_a_tune_status_with_errored_trials_is_a_failed_run(tmp_path: Path) -> None:
+    status = "== Status ==\nNumber of trials: 29 (8 ERROR, 1 RUNNING, 20 TERMINATED)\n"
+    assert run(tmp_path / "err", {"console.log": status}).verdict.outcome is Outcome.UNDETERMINED
+    fine = status.replace("8 ERROR, ", "")
+    assert run(tmp_path / "ok", {"console.log": fine}).verdict.outcome is not Outcome.UNDETERMINED
