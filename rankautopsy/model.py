@@ -211,6 +211,9 @@ FALLS_BACK = "falls_back"
 # (the DeepSpeed launcher's `exits with return code = N`, recorded before it stops the others): a kill signal in it was
 # not the launcher's teardown (verdict.py).
 FIRST_STATUS = "first_status"
+# The static fact of a rule whose line reports another process's end (Ray's memory-monitor kill, told by the caller
+# that got its error): the process that printed it, as its label says, is not its subject (assemble.py).
+ABOUT_ANOTHER = "about_another"
 # The static fact of a rule whose line reports a fault of a device that the processes of a host share (a NIC's
 # catastrophic error): the ranks of one host that report it within a second of each other met one fault of that
 # host, and none of them died first (verdict.py).

@@ -66,6 +66,26 @@ def test_ray_memory_monitor_kill_is_the_rank_of_that_pid(tmp_path: Path) -> None
     assert first(d) == (1, Cause.HOST_OOM)
 
 
+@pytest.mark.parametrize(
+    "told",
+    [
+        "Refer to the documentation on how to address the out of memory issue: "
+        "https://docs.ray.io/en/latest/ray-core/scheduling/ray-oom-prevention.html. Consider provisioning more "
+        "memory on this node or reducing task parallelism by requesting more CPUs per task.",
+        "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.",
+    ],
+)
+def test_rays_memory_kill_told_by_its_caller_is_no_death_of_the_caller(tmp_path: Path, told: str) -> None:
+    d = run(tmp_path, {"ray-driver.log": RAY_IDENTITY + f"(RayTrainWorker pid=47313) {told}\n"})
+    assert d.verdict.outcome is Outcome.UNDETERMINED  # pid 47313 (rank 1) got the error; the killed one is unnamed
+    assert d.verdict.first_death is not None
+    assert (d.verdict.first_death.cause, d.verdict.first_death.rank, d.verdict.first_death.pid) == (
+        Cause.HOST_OOM,
+        None,
+        None,
+    )
+
+
 @pytest.mark.parametrize("colour", [("", ""), ("[36m", "[0m")])  # Ray's colours, pasted without their ESC
 def test_each_ray_worker_keeps_its_own_last_step(tmp_path: Path, colour: tuple[str, str]) -> None:
     steps = "".join(

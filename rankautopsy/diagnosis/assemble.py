@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from rankautopsy import recache
 from rankautopsy.model import (
+    ABOUT_ANOTHER,
     FALLS_BACK,
     OPENS_CUT,
     RELAYS,
@@ -726,11 +727,13 @@ def _event(
     rank, rank_from = stream.ranks[hit.index], stream.rank_from[hit.index]
     if "rank" in facts and rank is None and Effect.EXIT not in effects:
         rank, rank_from = int(facts["rank"]), "launcher"
+    elif facts.get(ABOUT_ANOTHER) == "1":
+        rank = None  # its printer's label names the process that told it, not the one it is about
     elif rank is None and (local := stream.local_ranks[hit.index]) is not None:
         facts["emitter_local_rank"] = str(local)
     elif rank is None and "local_rank" in facts and not effects & {Effect.EXIT, Effect.IDENTITY}:
         facts["emitter_local_rank"] = facts["local_rank"]  # the line's own label of its process (OLMo's `rank=`)
-    if (emitter := stream.pids[hit.index]) is not None and "pid" not in facts:
+    if (emitter := stream.pids[hit.index]) is not None and "pid" not in facts and ABOUT_ANOTHER not in facts:
         facts["emitter_pid"] = str(emitter)  # the process that printed it (its prefix says), not its subject
     return Event(
         rule=rule.id,
