@@ -1786,3 +1786,15 @@ def test_a_tune_status_with_errored_trials_is_a_failed_run(tmp_path: Path) -> No
     assert run(tmp_path / "err", {"console.log": status}).verdict.outcome is Outcome.UNDETERMINED
     fine = status.replace("8 ERROR, ", "")
     assert run(tmp_path / "ok", {"console.log": fine}).verdict.outcome is not Outcome.UNDETERMINED
+
+
+def test_paddles_fatal_cuda_sync_is_a_cuda_error_and_glogs_abort_after_it_no_second_cause(tmp_path: Path) -> None:
+    console = (
+        "F0305 11:02:17.482913  3817 device_context.cc:318] cudaStreamSynchronize an illegal memory access was "
+        "encountered errno: 77\n"
+        "*** Check failure stack trace: ***\n"
+        "    @     0x7f351fda3f5d  google::LogMessage::Fail()\n"
+    )
+    d = run(tmp_path, {"workerlog.2": console})
+    assert first(d) == (2, Cause.CUDA_ERROR)
+    assert not any(e.cause is Cause.ABORT for e in d.events)
