@@ -1798,3 +1798,21 @@ def test_paddles_fatal_cuda_sync_is_a_cuda_error_and_glogs_abort_after_it_no_sec
     d = run(tmp_path, {"workerlog.2": console})
     assert first(d) == (2, Cause.CUDA_ERROR)
     assert not any(e.cause is Cause.ABORT for e in d.events)
+
+
+def test_tgis_launcher_names_the_shard_that_a_signal_ended(tmp_path: Path) -> None:
+    console = (
+        "2024-08-11T09:36:20.110000Z  INFO shard-manager: text_generation_launcher: Starting shard rank=0\n"
+        "2024-08-11T09:36:20.110400Z  INFO shard-manager: text_generation_launcher: Starting shard rank=1\n"
+        "2024-08-11T09:36:31.932515Z ERROR shard-manager: text_generation_launcher: Shard complete standard error "
+        "output:\n"
+        " rank=1\n"
+        "2024-08-11T09:36:31.932556Z ERROR shard-manager: text_generation_launcher: Shard process was signaled to "
+        "shutdown with signal 9 rank=1\n"
+        "2024-08-11T09:36:32.029976Z ERROR text_generation_launcher: Shard 1 failed to start\n"
+        "2024-08-11T09:36:32.030017Z  INFO text_generation_launcher: Shutting down shards\n"
+        "2024-08-11T09:36:32.530000Z  INFO shard-manager: text_generation_launcher: Shard terminated rank=0\n"
+    )
+    d = run(tmp_path, {"tgi.log": console})
+    assert d.verdict.outcome is Outcome.FIRST_DEATH
+    assert first(d) == (1, Cause.KILLED)
