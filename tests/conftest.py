@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,22 +14,33 @@ from rankautopsy import pipeline
 from rankautopsy.cache import CACHE_ENV, cache_dir
 from rankautopsy.scan.matcher import Hit
 
+_CACHE: dict[str, str] = {}
 
-@pytest.fixture(autouse=True, scope="session")
-def temporary_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """One cache for the session, in a temporary directory, set in os.environ so that subprocesses
-    inherit it (a test may still point it elsewhere). It starts as a copy of the user's cache when
-    there is one: compiling the scanner's databases afresh takes a minute of CPU, and a copied entry
-    is used only if its key, size and checksum match, like any other."""
-    where = tmp_path_factory.mktemp("cache")
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Point the cache at a temporary directory before any test module is imported: modules that load the
+    rule packs at import time (collection) would otherwise build and write the user's cache. It starts as a
+    copy of the user's cache when there is one: compiling the scanner's databases afresh takes a minute of
+    CPU, and a copied entry is used only if its key, size and checksum match, like any other."""
+    where = Path(tempfile.mkdtemp(prefix="rankautopsy-test-cache-"))
     _seed(cache_dir(), where)
-    before = os.environ.get(CACHE_ENV)
+    _CACHE["where"] = str(where)
     os.environ[CACHE_ENV] = str(where)
-    yield str(where)
-    if before is None:
-        os.environ.pop(CACHE_ENV, None)
-    else:
-        os.environ[CACHE_ENV] = before
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The cache goes "off", not back to the user's: recache saves the patterns it compiled at the process's
+    exit, after this, and would write them into the user's cache."""
+    if "where" not in _CACHE:
+        return
+    os.environ[CACHE_ENV] = "off"
+    shutil.rmtree(str(_CACHE.pop("where")), ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def temporary_cache() -> str:
+    """The session's cache directory (set in os.environ, so that subprocesses inherit it)."""
+    return str(_CACHE["where"])
 
 
 def _seed(user: Path | None, where: Path) -> None:

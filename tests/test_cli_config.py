@@ -120,6 +120,23 @@ def test_the_cache_follows_the_platform_convention(monkeypatch: pytest.MonkeyPat
     assert cache.cache_dir() is None
 
 
+def test_collecting_the_suite_writes_nothing_into_the_users_cache(tmp_path: Path) -> None:
+    """Test modules that load the rule packs at import time run before any fixture: the cache must already
+    point elsewhere by then (conftest's pytest_configure)."""
+    env = {k: v for k, v in os.environ.items() if k != cache.CACHE_ENV}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "xdg")
+    collected = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--collect-only", "tests/test_rules_cli.py"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert collected.returncode == 0, collected.stdout[-2000:]
+    assert not (tmp_path / "xdg" / "rankautopsy").exists() or not any((tmp_path / "xdg" / "rankautopsy").iterdir())
+
+
 def test_the_suite_uses_a_temporary_cache(temporary_cache: str, tmp_path: Path) -> None:
     """conftest points every test and subprocess at a temporary cache: a run writes there, not in ~/.cache."""
     assert cache.cache_dir() == Path(temporary_cache)
