@@ -1816,3 +1816,23 @@ def test_tgis_launcher_names_the_shard_that_a_signal_ended(tmp_path: Path) -> No
     d = run(tmp_path, {"tgi.log": console})
     assert d.verdict.outcome is Outcome.FIRST_DEATH
     assert first(d) == (1, Cause.KILLED)
+
+
+def test_a_test_harness_process_exiting_after_its_caught_exception_is_that_ranks_death(tmp_path: Path) -> None:
+    head = "[rank{r}]:[2023-08-11 22:19:06,{ms}] torch.testing._internal.common_distributed: [ERROR] "
+    console = (
+        head.format(r=2, ms=571)
+        + "Caught exception: \n"
+        + head.format(r=2, ms=571)
+        + "Traceback (most recent call last):\n"
+        + head.format(r=2, ms=571)
+        + '  File "test_distributed_spawn.py", line 57, in run_test\n'
+        + head.format(r=2, ms=571)
+        + "AssertionError: 3 != 4\n"
+        + head.format(r=2, ms=573)
+        + " exiting process 2 with exit code: 10\n"
+        + head.format(r=1, ms=901)
+        + " exiting process 1 with exit code: 10\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert first(d) == (2, Cause.PYTHON_EXCEPTION)
