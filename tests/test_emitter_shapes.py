@@ -1836,3 +1836,24 @@ def test_a_test_harness_process_exiting_after_its_caught_exception_is_that_ranks
     )
     d = run(tmp_path, {"console.log": console})
     assert first(d) == (2, Cause.PYTHON_EXCEPTION)
+
+
+def test_nccls_argument_check_is_the_ranks_nccl_error(tmp_path: Path) -> None:
+    console = (
+        "[1,1]<stdout>:node2:126624:126758 [1] misc/argcheck.cc:39 NCCL WARN Broadcast : invalid root 0 (root "
+        "should be in the 0..-1 range)\n"
+        "[1,1]<stdout>:node2:126624:126758 [1] NCCL INFO enqueue.cc:1450 -> 4\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert first(d) == (1, Cause.NCCL_ERROR)
+
+
+def test_horovods_failed_cuda_call_under_cxx_terminate_is_a_cuda_error(tmp_path: Path) -> None:
+    console = (
+        "[1,3]<stderr>:terminate called after throwing an instance of 'std::logic_error'\n"
+        "[1,3]<stderr>:  what():  cudaEventQuery failed: an illegal memory access was encountered\n"
+        "[1,3]<stderr>:[c102:70259] *** Process received signal ***\n"
+        "[1,3]<stderr>:[c102:70259] Signal: Aborted (6)\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert first(d) == (3, Cause.CUDA_ERROR)
