@@ -1857,3 +1857,37 @@ def test_horovods_failed_cuda_call_under_cxx_terminate_is_a_cuda_error(tmp_path:
     )
     d = run(tmp_path, {"console.log": console})
     assert first(d) == (3, Cause.CUDA_ERROR)
+
+
+@pytest.mark.parametrize(
+    ("lines", "cause"),
+    [
+        (
+            ["Segmentation fault: 11", "", "Stack trace:", "  [bt] (0) /opt/lib/libmxnet.so(+0x3a14c70) [0x7f13]"],
+            Cause.SEGFAULT,
+        ),
+        (
+            [
+                "*** Process received signal ***",
+                "Signal: Segmentation fault (11)",
+                "Signal code: Invalid permissions (2)",
+            ],
+            Cause.SEGFAULT,
+        ),
+        (
+            [
+                "*** An error occurred in MPI_Init_thread",
+                "*** on a NULL communicator",
+                "[host1:71142] Local abort before MPI_INIT completed completed successfully, but am not able to "
+                "aggregate error messages, and not able to guarantee that all other processes were killed!",
+            ],
+            Cause.ABORT,
+        ),
+    ],
+)
+def test_a_crash_whose_process_is_unnamed_is_its_cause_with_no_rank(
+    tmp_path: Path, lines: list[str], cause: Cause
+) -> None:
+    d = run(tmp_path, {"console.log": "\n".join(lines) + "\n"})
+    assert d.verdict.outcome is Outcome.UNDETERMINED
+    assert first(d) == (None, cause)
