@@ -1891,3 +1891,35 @@ def test_a_crash_whose_process_is_unnamed_is_its_cause_with_no_rank(
     d = run(tmp_path, {"console.log": "\n".join(lines) + "\n"})
     assert d.verdict.outcome is Outcome.UNDETERMINED
     assert first(d) == (None, cause)
+
+
+@pytest.mark.parametrize(
+    ("check", "cause"),
+    [
+        ("Check failed: error == cudaSuccess (2 vs. 0)  out of memory", Cause.CUDA_OOM),
+        ("Check failed: error == cudaSuccess (4 vs. 0)  unspecified launch failure", Cause.CUDA_ERROR),
+    ],
+)
+def test_caffes_cuda_check_names_the_cuda_failure_and_the_aborts_after_it_add_none(
+    tmp_path: Path, check: str, cause: Cause
+) -> None:
+    console = (
+        f"F0903 14:31:26.106397 92421 syncedmem.cpp:56] {check}\n"
+        "*** Check failure stack trace: ***\n"
+        "    @     0x7fd08aa5c5cd  google::LogMessage::Fail()\n"
+        "Aborted (core dumped)\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert first(d) == (None, cause)
+    assert not any(e.cause is Cause.ABORT for e in d.events)
+
+
+def test_horovods_lost_http_store_is_a_symptom_on_every_worker(tmp_path: Path) -> None:
+    line = (
+        "Mon Jun  7 11:51:57 2021[{r}]<stderr>:[2021-06-07 11:51:57.95{r}365: E /tmp/horovod/common/gloo/"
+        "http_store.cc:96] HTTP GET request failed too many times, aborting\n"
+    )
+    d = run(tmp_path, {"console.log": line.format(r=2) + line.format(r=1)})
+    assert d.verdict.outcome is Outcome.UNDETERMINED
+    assert d.verdict.first_death is None
+    assert {e.cause for e in d.events if e.rank is not None} == {Cause.PEER_LOST}
