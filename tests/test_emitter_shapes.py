@@ -1923,3 +1923,22 @@ def test_horovods_lost_http_store_is_a_symptom_on_every_worker(tmp_path: Path) -
     assert d.verdict.outcome is Outcome.UNDETERMINED
     assert d.verdict.first_death is None
     assert {e.cause for e in d.events if e.rank is not None} == {Cause.PEER_LOST}
+
+
+def test_open_mpis_reporting_process_ties_its_pid_to_its_rank(tmp_path: Path) -> None:
+    console = (
+        "[node6116:69399] *** An error occurred in MPI_Allgather\n"
+        "[node6116:69399] *** reported by process [2361982977,159]\n"
+        "[node6116:69399] *** on communicator MPI_COMM_WORLD\n"
+        "[node6116:69399] Signal: Segmentation fault (11)\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert first(d) == (159, Cause.SEGFAULT)
+
+
+def test_ucxs_retry_exceeded_is_a_lost_peer_not_a_cause(tmp_path: Path) -> None:
+    line = "[master:{p}:0:{p}] ib_mlx5_log.c:139  Transport retry count exceeded on mlx5_0:1/IB (synd 0x15 vend 0x81)\n"
+    d = run(tmp_path, {"console.log": line.format(p=19546) + line.format(p=19545)})
+    assert d.verdict.outcome is Outcome.UNDETERMINED
+    assert d.verdict.first_death is None
+    assert {e.cause for e in d.events} == {Cause.PEER_LOST}
