@@ -609,3 +609,25 @@ def test_a_collectors_time_and_level_before_pytorchs_rank_tag_are_stripped_in_a_
     )
     first = run(tmp_path, {"console.log": console}).verdict.first_death
     assert first is not None and (first.rank, first.cause) == (1, Cause.PYTHON_EXCEPTION)
+
+
+def test_torch_1_9s_table_record_under_msg_gives_the_exception_the_rank_raised(tmp_path: Path) -> None:
+    console = (
+        "Root Cause:\n"
+        "[0]:\n"
+        "  time: 2021-09-14_22:01:06\n"
+        "  rank: 0 (local_rank: 0)\n"
+        "  exitcode: 1 (pid: 1092727)\n"
+        "  error_file: /tmp/torchelastic_aeyvjbpe/none_8zuih7tj/attempt_0/0/error.json\n"
+        "  msg:\n"
+        "    {\n"
+        '      "message": "RuntimeError: bad sample 17 \\"x\\"",\n'
+        '      "extraInfo": {\n'
+        '        "py_callstack": "Traceback (most recent call last):\\n  File \\"train.py\\", line 9"\n'
+        "      }\n"
+        "    }\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert d.verdict.first_death is not None
+    assert (d.verdict.first_death.rank, d.verdict.first_death.cause) == (0, Cause.PYTHON_EXCEPTION)
+    assert d.verdict.first_death.detail == 'RuntimeError: bad sample 17 "x"'

@@ -71,7 +71,9 @@ _FH_LINE = recache.compile(
 )
 _FH_FRAME = recache.compile(r'^\s+File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>.+)$')
 # at any indent: a paste may have lost it
-_TABLE_FIELD = recache.compile(r"^\s*(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$")
+_TABLE_FIELD = recache.compile(r"^\s*(?P<key>time|host|rank|exitcode|error_file|traceback|msg)\s*:\s?(?P<value>.*)$")
+# torch 1.9-1.10 print the error file's record under `msg:`: its `"message": "Type: text"` is what the rank raised
+_MSG_MESSAGE = recache.compile(r'^"message": "(?P<message>(?:[^"\\]|\\.)*)"')
 _TABLE_RANK = recache.compile(r"(?P<rank>-?\d+) \(local_rank: (?P<local_rank>-?\d+)\)")
 _TABLE_EXIT = recache.compile(r"(?P<exitcode>-?\d+) \(pid: (?P<pid>\d+)\)")
 _SIGNAL = recache.compile(r"Signal (?P<num>\d+) \((?P<name>SIG\w+)\)")
@@ -417,16 +419,29 @@ def assemble_table_entry(stream: Stream, start: int) -> Assembled:
         m = _TABLE_FIELD.match(text)
         if m is not None:
             key, value = m["key"], m["value"].strip()
+            if key == "msg":  # torch 1.9-1.10: the error file's JSON record, or a quoted line
+                key, value = "traceback", "" if value == "{" else value.strip('"')
             result.facts[f"table_{key}"] = value
             _table_fact(result.facts, key, value)
         elif key == "traceback" and text.startswith("  ") and text.strip():
-            result.facts["table_traceback"] += "\n" + text.strip()
+            if (record := _MSG_MESSAGE.match(text.strip())) is not None:
+                result.facts["table_traceback"] = _first_json_line(record["message"])
+                key = "record"  # the rest of the record is its call stack: the entry's, not read
+            else:
+                result.facts["table_traceback"] += "\n" + text.strip()
+        elif key == "record" and text.startswith("  ") and text.strip():
+            pass
         else:
             break
         result.end = j
         result.lines.append(j)
     result.facts["root_cause"] = "1" if _under_root_cause(stream, start) else "0"
     return result
+
+
+def _first_json_line(text: str) -> str:
+    """The first line of a JSON string's text, its escapes undone."""
+    return text.split("\\n", 1)[0].replace('\\"', '"').replace("\\\\", "\\")
 
 
 def _table_fact(facts: dict[str, str], key: str, value: str) -> None:
