@@ -1942,3 +1942,13 @@ def test_ucxs_retry_exceeded_is_a_lost_peer_not_a_cause(tmp_path: Path) -> None:
     assert d.verdict.outcome is Outcome.UNDETERMINED
     assert d.verdict.first_death is None
     assert {e.cause for e in d.events} == {Cause.PEER_LOST}
+
+
+def test_two_ranks_on_one_gpu_is_an_nccl_error_of_neither_first(tmp_path: Path) -> None:
+    line = (
+        "[{r},{r}]<stderr>:ubun:237534{r}:2375387 [0] init.cc:573 NCCL WARN Duplicate GPU detected : rank {r} and "
+        "rank {o} both on CUDA device 1000\n"
+    )
+    d = run(tmp_path, {"console.log": line.format(r=1, o=0) + line.format(r=0, o=1)})
+    assert d.verdict.outcome is Outcome.UNDETERMINED
+    assert {e.cause for e in d.events if e.rank is not None} == {Cause.NCCL_ERROR}
