@@ -631,3 +631,20 @@ def test_torch_1_9s_table_record_under_msg_gives_the_exception_the_rank_raised(t
     assert d.verdict.first_death is not None
     assert (d.verdict.first_death.rank, d.verdict.first_death.cause) == (0, Cause.PYTHON_EXCEPTION)
     assert d.verdict.first_death.detail == 'RuntimeError: bad sample 17 "x"'
+
+
+@pytest.mark.parametrize(
+    ("line", "cause"),
+    [
+        (
+            "mpiexec has exited due to process rank 0 with PID 0 on\nnode errorThor exiting improperly.",
+            Cause.SILENT_EXIT,
+        ),
+        ('prterun has exited due to process rank 0 with PID 0 on node dgx13 calling\n"abort".', Cause.ABORT),
+    ],
+)
+def test_mpiruns_exited_due_to_line_alone_is_that_ranks_end(tmp_path: Path, line: str, cause: Cause) -> None:
+    banner = "-" * 74 + "\n"
+    d = run(tmp_path, {"console.log": banner + line + "\n" + banner})
+    assert d.verdict.first_death is not None
+    assert (d.verdict.first_death.rank, d.verdict.first_death.cause) == (0, cause)
