@@ -1952,3 +1952,15 @@ def test_two_ranks_on_one_gpu_is_an_nccl_error_of_neither_first(tmp_path: Path) 
     d = run(tmp_path, {"console.log": line.format(r=1, o=0) + line.format(r=0, o=1)})
     assert d.verdict.outcome is Outcome.UNDETERMINED
     assert {e.cause for e in d.events if e.rank is not None} == {Cause.NCCL_ERROR}
+
+
+def test_xgboost_on_spark_failing_its_training_is_a_failed_job_with_no_rank(tmp_path: Path) -> None:
+    console = (
+        "18/10/24 17:09:54 INFO RabitTracker: Tracker Process ends with exit code 1\n"
+        "18/10/24 17:09:54 INFO XGBoostSpark: Rabit returns with exit code 1\n"
+        "18/10/24 17:09:54 ERROR ApplicationMaster: User class threw exception: ml.dmlc.xgboost4j.java.XGBoostError: "
+        "XGBoostModel training failed\n"
+    )
+    d = run(tmp_path, {"driver.log": console})
+    assert d.verdict.outcome is Outcome.UNDETERMINED
+    assert d.verdict.first_death is None

@@ -24,7 +24,7 @@ FACT_NAMES = frozenset(
 PACKS = {
     "ascend", "cloud", "composer", "deepspeed", "gloo", "horovod", "kernel", "kubernetes", "lightning", "megatron",
     "mindspore", "mpi", "native", "nccl", "neuron", "nvidia", "paddle", "rocm",
-    "progress", "python", "pytorch", "ray", "runtime", "sglang", "slurm", "tgi", "ucx",
+    "progress", "python", "pytorch", "ray", "runtime", "sglang", "slurm", "tgi", "ucx", "xgboost",
     "torchrun", "vllm", "xla",
 }  # fmt: skip
 ROLE_CAUSES = {
