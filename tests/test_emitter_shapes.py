@@ -1964,3 +1964,15 @@ def test_xgboost_on_spark_failing_its_training_is_a_failed_job_with_no_rank(tmp_
     d = run(tmp_path, {"driver.log": console})
     assert d.verdict.outcome is Outcome.UNDETERMINED
     assert d.verdict.first_death is None
+
+
+def test_nccl_tests_failed_nccl_call_is_an_nccl_error_of_its_host(tmp_path: Path) -> None:
+    console = (
+        "#  Rank  2 Group  0 Pid 3164639 on    fengyun device  0 [0x01] NVIDIA RTX A6000\n"
+        "fengyun: Test NCCL failure common.cu:959 'internal error - please report this issue to the NCCL "
+        "developers / '\n"
+        " .. fengyun pid 3164639: Test failure common.cu:844\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert d.verdict.first_death is not None
+    assert (d.verdict.first_death.cause, d.verdict.first_death.host) == (Cause.NCCL_ERROR, "fengyun")
