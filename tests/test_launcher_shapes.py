@@ -648,3 +648,15 @@ def test_mpiruns_exited_due_to_line_alone_is_that_ranks_end(tmp_path: Path, line
     d = run(tmp_path, {"console.log": banner + line + "\n" + banner})
     assert d.verdict.first_death is not None
     assert (d.verdict.first_death.rank, d.verdict.first_death.cause) == (0, cause)
+
+
+def test_torchx_roles_named_after_a_dotted_function_are_a_layer_too(tmp_path: Path) -> None:
+    """NeMo-Run names a torchx role after its task's qualified name: `nemo.collections.llm.api.pretrain/0 `,
+    then torchrun's `[default0]:` tee and PyTorch's `[rank0]: `."""
+    frames = ['  File "/opt/train.py", line 3, in <module>', "    main()", "ValueError: bad sample"]
+    role = "nemo.collections.llm.api.pretrain/0 [default0]:"
+    log = "".join(f"{role}[rank0]:{text}\n" for text in ["Traceback (most recent call last):", *frames])
+    d = run(tmp_path, {"console.log": f"{role}step 1\n" + log})
+    first = d.verdict.first_death
+    assert first is not None
+    assert (first.rank, first.cause, first.host) == (0, Cause.PYTHON_EXCEPTION, "nemo.collections.llm.api.pretrain/0")

@@ -414,8 +414,9 @@ _IP = recache.compile(r"^[\d.]+$|:")
 
 
 def short_host(host: str | None) -> str | None:
-    """Hosts differ by source (torchrun's FQDN, NCCL's short name): compare short names."""
-    if not host or _IP.search(host):
+    """Hosts differ by source (torchrun's FQDN, NCCL's short name): compare short names. An address, or a
+    torchx `role/replica` (its role may be a dotted function name), is no host name to shorten."""
+    if not host or _IP.search(host) or "/" in host:
         return host
     return host.split(".", 1)[0]
 

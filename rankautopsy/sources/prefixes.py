@@ -75,7 +75,7 @@ _COMPOSE = recache.compile(r"(?P<name>[A-Za-z0-9][\w.-]{0,62}) *\| ")
 # `torchx log` (and `torchx run`'s tee): each line under its app's role and replica, `trainer/0 ` (torchx
 # cli/cmd_log.py), then torchrun's tee of the worker with the empty role torchx's dist.ddp gives it, `[3]:`: the
 # replica is a node, the number in brackets a local rank on it. Only where it is the stream's shape.
-_TORCHX = recache.compile(r"(?P<role>[A-Za-z_][\w-]{0,62})/(?P<replica>\d{1,9}) (?:\[(?P<lrank>\d{1,9})\]:)?")
+_TORCHX = recache.compile(r"(?P<role>[A-Za-z_][\w.-]{0,62})/(?P<replica>\d{1,9}) (?:\[(?P<lrank>\d{1,9})\]:)?")
 # A test harness's tee of its child's streams: `stderr: <line>` (accelerate's and transformers'
 # execute_subprocess_async print `label, line`), taken before the child's own layers.
 _HARNESS = ("stdout: ", "stderr: ")
