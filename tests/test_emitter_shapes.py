@@ -1976,3 +1976,15 @@ def test_nccl_tests_failed_nccl_call_is_an_nccl_error_of_its_host(tmp_path: Path
     d = run(tmp_path, {"console.log": console})
     assert d.verdict.first_death is not None
     assert (d.verdict.first_death.cause, d.verdict.first_death.host) == (Cause.NCCL_ERROR, "fengyun")
+
+
+def test_an_excerpt_opening_on_an_exception_whose_message_begins_on_the_next_line(tmp_path: Path) -> None:
+    """PyTorch's pipelining raises `RuntimeError(f"\\n  Failed to run stage backward: ...")`: Python prints
+    `RuntimeError: ` alone, the message indented under it."""
+    console = (
+        "[rank1]: RuntimeError: \n"
+        "[rank1]:         Failed to run stage backward:\n"
+        "[rank1]:         Stage output: ('Tensor(torch.Size([10]), grad=True)',)\n"
+    )
+    first = run(tmp_path, {"console.log": console}).verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (1, Cause.PYTHON_EXCEPTION)

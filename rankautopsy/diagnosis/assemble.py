@@ -201,8 +201,8 @@ def assemble_traceback(
         return _exception_group(stream, start, result)
     if _IPYTHON_HEADER.match(stream.texts[start]):
         at = _ipython_exception_line(stream, start)
-    elif (m := _EXC_LINE.match(stream.texts[start])) and m["exc_msg"]:
-        at = start  # an excerpt that starts at the exception line, its traceback above the cut
+    elif (m := _EXC_LINE.match(stream.texts[start])) and m["exc_msg"] is not None:
+        at = start  # an excerpt that starts at the exception line (`Type: ` for a message begun on a newline)
     else:
         if start not in memo:
             _exception_line(stream, start, memo)
