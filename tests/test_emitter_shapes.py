@@ -1988,3 +1988,14 @@ def test_an_excerpt_opening_on_an_exception_whose_message_begins_on_the_next_lin
     )
     first = run(tmp_path, {"console.log": console}).verdict.first_death
     assert first is not None and (first.rank, first.cause) == (1, Cause.PYTHON_EXCEPTION)
+
+
+def test_an_excerpt_opening_inside_load_state_dicts_error_is_that_ranks_exception_read_once(tmp_path: Path) -> None:
+    mismatch = (
+        "[rank1]:        size mismatch for model.layers.{i}.q_proj.weight: copying a param with shape "
+        "torch.Size([1024, 1024]) from checkpoint, the shape in current model is torch.Size([4096, 4096]).\n"
+    )
+    d = run(tmp_path, {"console.log": "".join(mismatch.format(i=i) for i in range(4))})
+    first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (1, Cause.PYTHON_EXCEPTION)
+    assert [e.where.line for e in d.events if e.cause is Cause.PYTHON_EXCEPTION] == [1]

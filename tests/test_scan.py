@@ -86,10 +86,15 @@ def every_line(path: Path) -> tuple[Found, set[str]]:
     tried = {stream.numbers[i] for i in walk}  # the opening line, and the lines an excerpt's cut opens on
     hits: Found = set()
     repeats: dict[tuple[str, object, object, tuple[tuple[str, str], ...]], list[tuple[str, int, str]]] = {}
+    opened: set[str] = set()  # an opening rule reads one line of the opening
     for i, text in enumerate(stream.texts):
         for r in rules:
-            if (r.rule.at_start and stream.numbers[i] not in tried) or (m := r.pattern.search(text)) is None:
+            if r.rule.at_start and (stream.numbers[i] not in tried or r.rule.id in opened):
                 continue
+            if (m := r.pattern.search(text)) is None:
+                continue
+            if r.rule.at_start:
+                opened.add(r.rule.id)
             hit = (r.rule.id, stream.numbers[i], text)
             if _thinned_by_repeats(r.rule):
                 facts = tuple(sorted((k, v) for k, v in m.groupdict().items() if v is not None))
@@ -972,3 +977,16 @@ def test_a_followed_file_s_window_opens_the_input_only_at_its_first_line(tmp_pat
     for base, want in ((0, {"python.traceback-cut-top"}), (12, set())):
         read_ = read_stream(_window_source(source, frames, base), CTX, _engine("hyperscan" if HYPERSCAN else "re"))
         assert {h.rule.rule.id for h in read_.hits} == want
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_opening_rule_reads_one_line_of_an_opening_it_matches_on_several(engine: str, tmp_path: Path) -> None:
+    """An excerpt that opens inside load_state_dict's message: each of its indented lines could open the
+    excerpt (`openings`), and the message is one exception, read once."""
+    mismatch = "        size mismatch for w{i}: copying a param with shape torch.Size([1]) from checkpoint, the shape\n"
+    path = tmp_path / "console.log"
+    path.write_text("".join(mismatch.format(i=i) for i in range(5)) + "step 1\n")
+    hits, _ = scanned(path, engine)
+    assert [(rule, number) for rule, number, _ in hits if rule.startswith("python.")] == [
+        ("python.state-dict-error-cut-top", 1)
+    ]

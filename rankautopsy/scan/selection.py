@@ -226,10 +226,13 @@ def _read_whole(selection: _Selection, parts: list[bytes], chunks: Iterable[Chun
             candidates.setdefault(at, set()).update(selection.opening_rules)
     hits: list[Hit] = []
     dropped: set[int] = set()
+    opened: set[int] = set()  # as Selection.opened
     for index in sorted(candidates):
-        for rule in sorted(candidates[index]):
+        for rule in sorted(candidates[index] - opened):
             compiled = selection.rules[rule]
             if (m := selection.budget.search(compiled, stream.texts[index])) is not None:
+                if rule in selection.opening_rules:
+                    opened.add(rule)
                 facts = facts_of(m)
                 repeat = selection._repeated(rule, lines[index].channel, facts, (len(hits), 0))
                 if repeat.drop is not None:
@@ -365,6 +368,7 @@ class _Selection:
     unread_runs: list[tuple[int, int]] = field(default_factory=list)  # line numbers freed, or left for room
     skipped: set[int] = field(default_factory=set)  # kept cut-off headers, their windows never read
     dropped: set[int] = field(default_factory=set)  # spare lines that were hits no longer kept (`_drop`)
+    opened: set[int] = field(default_factory=set)  # opening rules that matched: each reads one line of the opening
 
     def __post_init__(self) -> None:
         self.parser = LineParser(self.source, self.ctx, self.sample, self.engine.taught)
@@ -504,12 +508,16 @@ class _Selection:
                 for index in sorted(candidates[start]):
                     if (seg, index) in found:
                         hit_lines.add(start)
+                    elif index in self.opened:
+                        continue
                     elif (m := self.budget.search(self.rules[index], line.text)) is not None:
                         facts = facts_of(m)
                         repeat = self._repeated(index, line.channel, facts, (number, seg))
                         if repeat.keep:
                             found[(seg, index)] = facts
                             hit_lines.add(start)
+                            if index in self.opening_rules:
+                                self.opened.add(index)
                         if repeat.drop is not None:
                             self._drop(repeat.drop, index)
             if not found:
