@@ -1999,3 +1999,13 @@ def test_an_excerpt_opening_inside_load_state_dicts_error_is_that_ranks_exceptio
     first = d.verdict.first_death
     assert first is not None and (first.rank, first.cause) == (1, Cause.PYTHON_EXCEPTION)
     assert [e.where.line for e in d.events if e.cause is Cause.PYTHON_EXCEPTION] == [1]
+
+
+def test_pytests_summary_of_a_multi_process_test_names_the_process_that_raised(tmp_path: Path) -> None:
+    console = (
+        "=========================== short test summary info ============================\n"
+        "FAILED [2.8097s] distributed/fsdp/test_shard_utils.py::TestShardUtils::test_chunk - RuntimeError: "
+        "Process 2 exited with error code 10 and exception:\n"
+    )
+    first = run(tmp_path, {"console.log": console}).verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (2, Cause.PYTHON_EXCEPTION)
