@@ -2009,3 +2009,13 @@ def test_pytests_summary_of_a_multi_process_test_names_the_process_that_raised(t
     )
     first = run(tmp_path, {"console.log": console}).verdict.first_death
     assert first is not None and (first.rank, first.cause) == (2, Cause.PYTHON_EXCEPTION)
+
+
+def test_a_tune_trials_error_record_is_a_failed_run(tmp_path: Path) -> None:
+    record = (
+        "Failure # 1 (occurred at 2022-10-06_22-19-24)\n"
+        "ray::TrainTrainable.train() (pid=23308, ip=10.210.128.193, repr=TensorflowTrainer)\n"
+    )
+    assert run(tmp_path / "err", {"error.txt": record}).verdict.outcome is Outcome.UNDETERMINED
+    done = "Trial train_fn_00000 completed after 10 iterations at 2023-08-21 10:31:05. Total running time: 2min\n"
+    assert run(tmp_path / "ok", {"console.log": done}).verdict.outcome is Outcome.NO_FAILURE
