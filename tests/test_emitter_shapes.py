@@ -2019,3 +2019,10 @@ def test_a_tune_trials_error_record_is_a_failed_run(tmp_path: Path) -> None:
     assert run(tmp_path / "err", {"error.txt": record}).verdict.outcome is Outcome.UNDETERMINED
     done = "Trial train_fn_00000 completed after 10 iterations at 2023-08-21 10:31:05. Total running time: 2min\n"
     assert run(tmp_path / "ok", {"console.log": done}).verdict.outcome is Outcome.NO_FAILURE
+
+
+def test_torch_1_9s_banner_of_a_worker_failed_without_an_error_file_is_a_failed_job(tmp_path: Path) -> None:
+    stars = "*" * 70 + "\n"
+    banner = stars + "CHILD PROCESS FAILED WITH NO ERROR_FILE".center(70) + "\n" + stars
+    d = run(tmp_path, {"console.log": banner})
+    assert d.verdict.outcome is Outcome.UNDETERMINED and d.verdict.first_death is None
