@@ -2026,3 +2026,22 @@ def test_torch_1_9s_banner_of_a_worker_failed_without_an_error_file_is_a_failed_
     banner = stars + "CHILD PROCESS FAILED WITH NO ERROR_FILE".center(70) + "\n" + stars
     d = run(tmp_path, {"console.log": banner})
     assert d.verdict.outcome is Outcome.UNDETERMINED and d.verdict.first_death is None
+
+
+def test_open_mpis_abort_banner_with_error_code_zero_is_that_ranks_abort(tmp_path: Path) -> None:
+    """An application that ends its run with MPI_Abort(comm, 0) still stopped every other rank: no clean exit."""
+    banner = (
+        "--------------------------------------------------------------------------\n"
+        "MPI_ABORT was invoked on rank 3 in communicator MPI_COMM_WORLD\n"
+        "with errorcode {code}.\n"
+        "\n"
+        "NOTE: invoking MPI_ABORT causes Open MPI to kill all MPI processes.\n"
+        "You may or may not see output from other processes, depending on\n"
+        "exactly when Open MPI kills them.\n"
+        "--------------------------------------------------------------------------\n"
+    )
+    for code in (0, 1):
+        d = run(tmp_path / str(code), {"console.log": banner.format(code=code)})
+        first = d.verdict.first_death
+        assert first is not None and (first.rank, first.cause) == (3, Cause.ABORT), code
+        assert d.verdict.unattributed == ()
