@@ -2045,3 +2045,14 @@ def test_open_mpis_abort_banner_with_error_code_zero_is_that_ranks_abort(tmp_pat
         first = d.verdict.first_death
         assert first is not None and (first.rank, first.cause) == (3, Cause.ABORT), code
         assert d.verdict.unattributed == ()
+
+
+def test_an_excerpt_opening_on_open_mpis_abort_note_is_an_abort_of_an_unnamed_rank(tmp_path: Path) -> None:
+    note = (
+        "NOTE: invoking MPI_ABORT causes Open MPI to kill all MPI processes.\n"
+        "You may or may not see output from other processes, depending on\n"
+        "exactly when Open MPI kills them.\n"
+    )
+    d = run(tmp_path, {"console.log": note})
+    assert d.verdict.outcome is Outcome.UNDETERMINED
+    assert {e.cause for e in d.events if e.rank is None} == {Cause.ABORT}
