@@ -2056,3 +2056,10 @@ def test_an_excerpt_opening_on_open_mpis_abort_note_is_an_abort_of_an_unnamed_ra
     d = run(tmp_path, {"console.log": note})
     assert d.verdict.outcome is Outcome.UNDETERMINED
     assert {e.cause for e in d.events if e.rank is None} == {Cause.ABORT}
+
+
+def test_a_numbered_nccl_error_from_a_check_macro_is_an_nccl_error(tmp_path: Path) -> None:
+    console = "Unhandled exception: St13runtime_error. what(): NCCL Error 5: invalid usage\n"
+    d = run(tmp_path, {"console.log": console})
+    assert d.verdict.outcome is Outcome.UNDETERMINED
+    assert [e.cause for e in d.events] == [Cause.NCCL_ERROR]
