@@ -2063,3 +2063,11 @@ def test_a_numbered_nccl_error_from_a_check_macro_is_an_nccl_error(tmp_path: Pat
     d = run(tmp_path, {"console.log": console})
     assert d.verdict.outcome is Outcome.UNDETERMINED
     assert [e.cause for e in d.events] == [Cause.NCCL_ERROR]
+
+
+def test_flowers_crashed_simulation_is_a_failed_run(tmp_path: Path) -> None:
+    console = (
+        "ERROR :     Your simulation crashed :(. This could be because of several reasons. The most common are: \n"
+        "         > Your system couldn't fit a single VirtualClient: try lowering `client_resources`.\n"
+    )
+    assert run(tmp_path, {"console.log": console}).verdict.outcome is Outcome.UNDETERMINED
