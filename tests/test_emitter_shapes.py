@@ -2071,3 +2071,18 @@ def test_flowers_crashed_simulation_is_a_failed_run(tmp_path: Path) -> None:
         "         > Your system couldn't fit a single VirtualClient: try lowering `client_resources`.\n"
     )
     assert run(tmp_path, {"console.log": console}).verdict.outcome is Outcome.UNDETERMINED
+
+
+def test_sglangs_report_of_a_scheduler_dead_at_start_is_that_schedulers_exit_not_another_exception(
+    tmp_path: Path,
+) -> None:
+    console = (
+        '  File "/sgl-workspace/sglang/python/sglang/srt/entrypoints/engine.py", line 1277, in _wait_for_scheduler_ready\n'
+        "    raise _scheduler_died_error(i, scheduler_procs[i])\n"
+        "RuntimeError: Rank 1 scheduler died during initialization (exit code: -9). If exit code is -9 (SIGKILL), a "
+        "common cause is the OS OOM killer. Run `dmesg -T | grep -i oom` to check.\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (1, Cause.KILLED)
+    assert not any(e.cause is Cause.PYTHON_EXCEPTION for e in d.events)
