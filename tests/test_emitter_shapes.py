@@ -2077,7 +2077,8 @@ def test_sglangs_report_of_a_scheduler_dead_at_start_is_that_schedulers_exit_not
     tmp_path: Path,
 ) -> None:
     console = (
-        '  File "/sgl-workspace/sglang/python/sglang/srt/entrypoints/engine.py", line 1277, in _wait_for_scheduler_ready\n'
+        '  File "/sgl-workspace/sglang/python/sglang/srt/entrypoints/engine.py", line 1277, in '
+        "_wait_for_scheduler_ready\n"
         "    raise _scheduler_died_error(i, scheduler_procs[i])\n"
         "RuntimeError: Rank 1 scheduler died during initialization (exit code: -9). If exit code is -9 (SIGKILL), a "
         "common cause is the OS OOM killer. Run `dmesg -T | grep -i oom` to check.\n"
