@@ -2087,3 +2087,17 @@ def test_sglangs_report_of_a_scheduler_dead_at_start_is_that_schedulers_exit_not
     first = d.verdict.first_death
     assert first is not None and (first.rank, first.cause) == (1, Cause.KILLED)
     assert not any(e.cause is Cause.PYTHON_EXCEPTION for e in d.events)
+
+
+def test_dmlcs_fatal_logged_before_it_throws_is_an_abort(tmp_path: Path) -> None:
+    """ps-lite's (BytePS's) dmlc logging: the fatal message under two headers, then its stack."""
+    console = (
+        "[07:48:18] src/postoffice.cc:25: Creating Van: zmq\n"
+        "[07:48:18] 3rdparty/ps-lite/include/dmlc/logging.h:276: [07:48:18] src/./zmq_van.h:121: Reached max retry "
+        "for bind: Address already in use. errno = 98\n"
+        "\n"
+        "Stack trace returned 10 entries:\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert d.verdict.outcome is Outcome.UNDETERMINED
+    assert [e.cause for e in d.events if e.cause is not Cause.CONTEXT] == [Cause.ABORT]
