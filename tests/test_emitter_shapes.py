@@ -2101,3 +2101,18 @@ def test_dmlcs_fatal_logged_before_it_throws_is_an_abort(tmp_path: Path) -> None
     d = run(tmp_path, {"console.log": console})
     assert d.verdict.outcome is Outcome.UNDETERMINED
     assert [e.cause for e in d.events if e.cause is not Cause.CONTEXT] == [Cause.ABORT]
+
+
+def test_a_lost_grpc_peer_is_a_symptom_of_a_failed_run(tmp_path: Path) -> None:
+    for i, line in enumerate(
+        (
+            "ERROR:tensorflow:/job:worker/task:4 encountered the following error when processing closure: "
+            "UnavailableError():Graph execution error:",
+            "E external/xla/xla/pjrt/distributed/client.cc:96] Coordination service agent in error status: "
+            "DEADLINE_EXCEEDED: Deadline Exceeded",
+            "\tstatus = StatusCode.UNAVAILABLE",
+        )
+    ):
+        d = run(tmp_path / str(i), {"console.log": line + "\n"})
+        assert d.verdict.outcome is Outcome.UNDETERMINED, line
+        assert [e.cause for e in d.events] == [Cause.PEER_LOST]
