@@ -2116,3 +2116,18 @@ def test_a_lost_grpc_peer_is_a_symptom_of_a_failed_run(tmp_path: Path) -> None:
         d = run(tmp_path / str(i), {"console.log": line + "\n"})
         assert d.verdict.outcome is Outcome.UNDETERMINED, line
         assert [e.cause for e in d.events] == [Cause.PEER_LOST]
+
+
+def test_mpiruns_own_time_limit_ends_the_job_as_a_schedulers_does(tmp_path: Path) -> None:
+    banner = (
+        "--------------------------------------------------------------------------\n"
+        "The user-provided time limit for job execution has been reached:\n"
+        "\n"
+        "  Timeout: 180 seconds\n"
+        "\n"
+        "The job will now be aborted.  Please check your code and/or\n"
+        "adjust/remove the job execution time limit (as specified by --timeout\n"
+        "command line option or MPIEXEC_TIMEOUT environment variable).\n"
+    )
+    first = run(tmp_path, {"console.log": banner}).verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (None, Cause.TIME_LIMIT)
