@@ -2131,3 +2131,16 @@ def test_mpiruns_own_time_limit_ends_the_job_as_a_schedulers_does(tmp_path: Path
     )
     first = run(tmp_path, {"console.log": banner}).verdict.first_death
     assert first is not None and (first.rank, first.cause) == (None, Cause.TIME_LIMIT)
+
+
+def test_a_dask_worker_its_nanny_terminated_for_memory_is_a_host_oom_of_no_rank(tmp_path: Path) -> None:
+    console = (
+        "distributed.nanny.memory - WARNING - Worker tcp://127.0.0.1:49477 (pid=59029) exceeded 95% memory budget. "
+        "Restarting...\n"
+        "distributed.nanny - WARNING - Restarting worker\n"
+        "KilledWorker: Attempted to run task ('read-0c9d', 3) on 4 different workers, but all those workers died "
+        "while running it.\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert d.verdict.outcome is Outcome.UNDETERMINED
+    assert [e.cause for e in d.events if e.cause is not Cause.CONTEXT] == [Cause.HOST_OOM]

@@ -22,8 +22,8 @@ FACT_NAMES = frozenset(
     }
 )  # fmt: skip
 PACKS = {
-    "ascend", "cloud", "composer", "deepspeed", "gloo", "horovod", "kernel", "kubernetes", "lightning", "megatron",
-    "mindspore", "mpi", "native", "nccl", "neuron", "nvidia", "paddle", "rocm",
+    "ascend", "cloud", "composer", "dask", "deepspeed", "gloo", "horovod", "kernel", "kubernetes",
+    "lightning", "megatron", "mindspore", "mpi", "native", "nccl", "neuron", "nvidia", "paddle", "rocm",
     "progress", "python", "pytorch", "ray", "runtime", "sglang", "slurm", "tgi", "ucx", "xgboost",
     "torchrun", "vllm", "xla",
 }  # fmt: skip
