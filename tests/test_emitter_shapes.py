@@ -2144,3 +2144,13 @@ def test_a_dask_worker_its_nanny_terminated_for_memory_is_a_host_oom_of_no_rank(
     d = run(tmp_path, {"console.log": console})
     assert d.verdict.outcome is Outcome.UNDETERMINED
     assert [e.cause for e in d.events if e.cause is not Cause.CONTEXT] == [Cause.HOST_OOM]
+
+
+def test_a_lost_tensorpipe_peer_is_a_symptom_of_a_failed_run(tmp_path: Path) -> None:
+    console = (
+        "[W tensorpipe_agent.cpp:312] RPC agent for worker0 encountered error when reading incoming request: EOF: "
+        "end of file\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert d.verdict.outcome is Outcome.UNDETERMINED
+    assert [e.cause for e in d.events] == [Cause.PEER_LOST]
