@@ -2154,3 +2154,10 @@ def test_a_lost_tensorpipe_peer_is_a_symptom_of_a_failed_run(tmp_path: Path) -> 
     d = run(tmp_path, {"console.log": console})
     assert d.verdict.outcome is Outcome.UNDETERMINED
     assert [e.cause for e in d.events] == [Cause.PEER_LOST]
+
+
+def test_lightgbms_socket_error_is_a_lost_peer(tmp_path: Path) -> None:
+    console = "[LightGBM] [Info] Connected to rank 0\n[LightGBM] [Fatal] Socket recv error, code: 104\n"
+    d = run(tmp_path, {"console.log": console})
+    assert d.verdict.outcome is Outcome.UNDETERMINED
+    assert [e.cause for e in d.events] == [Cause.PEER_LOST]
