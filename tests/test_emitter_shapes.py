@@ -2161,3 +2161,13 @@ def test_lightgbms_socket_error_is_a_lost_peer(tmp_path: Path) -> None:
     d = run(tmp_path, {"console.log": console})
     assert d.verdict.outcome is Outcome.UNDETERMINED
     assert [e.cause for e in d.events] == [Cause.PEER_LOST]
+
+
+def test_mpichs_failed_internal_assertion_is_an_abort(tmp_path: Path) -> None:
+    console = (
+        "Assertion failed in file src/mpid/ch4/src/init_comm.c at line 72: in_use == 0\n"
+        "/opt/mpich/lib/libmpi.so.12(+0x1d86514) [0x14763ac07514]\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert d.verdict.outcome is Outcome.UNDETERMINED
+    assert [e.cause for e in d.events] == [Cause.ABORT]
