@@ -2171,3 +2171,13 @@ def test_mpichs_failed_internal_assertion_is_an_abort(tmp_path: Path) -> None:
     d = run(tmp_path, {"console.log": console})
     assert d.verdict.outcome is Outcome.UNDETERMINED
     assert [e.cause for e in d.events] == [Cause.ABORT]
+
+
+def test_intel_mpis_missing_fabric_is_that_ranks_network_failure(tmp_path: Path) -> None:
+    console = (
+        "[0] [0] MPI startup(): Multi-threaded optimized library\n"
+        "[1] node1.329747PSM2 can't open hfi unit: -1 (err=23)\n"
+        "[1] [1] MPI startup(): ofi fabric is not available and fallback fabric is not enabled\n"
+    )
+    first = run(tmp_path, {"console.log": console}).verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (1, Cause.NCCL_ERROR)
