@@ -2181,3 +2181,30 @@ def test_intel_mpis_missing_fabric_is_that_ranks_network_failure(tmp_path: Path)
     )
     first = run(tmp_path, {"console.log": console}).verdict.first_death
     assert first is not None and (first.rank, first.cause) == (1, Cause.NCCL_ERROR)
+
+
+def test_a_legion_error_then_gasnets_fatal_signal_is_that_processs_abort(tmp_path: Path) -> None:
+    console = (
+        "[0 - 400036f6f840]    3.522337 {5}{runtime}: [error 67] LEGION ERROR: Mapper selected a concurrent "
+        "variant 2 for point task t (UID 128)\n"
+        "For more information see:\n"
+        "\n"
+        "*** Caught a fatal signal (proc 0): SIGABRT(6)\n"
+        "NOTICE: Before reporting bugs, run with GASNET_BACKTRACE=1 in the environment to generate a backtrace. \n"
+    )
+    first = run(tmp_path, {"console.log": console}).verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (0, Cause.ABORT)
+
+
+def test_gasnets_fatal_signal_alone_is_that_processs_exit_by_the_signal(tmp_path: Path) -> None:
+    first = run(tmp_path, {"console.log": "*** Caught a fatal signal: SIGSEGV(11) on node 2/4\n"}).verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (2, Cause.SEGFAULT)
+
+
+def test_gasnets_fatal_error_is_a_network_failure_of_that_process(tmp_path: Path) -> None:
+    console = (
+        "*** FATAL ERROR (proc 3): in gasnetc_ofi_init() at /src/ofi-conduit/gasnet_ofi.c:1365: fi_domain failed: "
+        "-22(Invalid argument)\n"
+    )
+    first = run(tmp_path, {"console.log": console}).verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (3, Cause.NCCL_ERROR)
