@@ -2208,3 +2208,14 @@ def test_gasnets_fatal_error_is_a_network_failure_of_that_process(tmp_path: Path
     )
     first = run(tmp_path, {"console.log": console}).verdict.first_death
     assert first is not None and (first.rank, first.cause) == (3, Cause.NCCL_ERROR)
+
+
+def test_a_ray_node_marked_dead_is_a_failed_run_of_no_rank(tmp_path: Path) -> None:
+    console = (
+        "2024-05-08 14:22:55,484\tINFO worker.py:1740 -- Connected to Ray cluster.\n"
+        "(raylet) The node with node id: 0f2197 and address: 10.0.0.51 and node name: 10.0.0.51 has been marked "
+        "dead because the detector has missed too many heartbeats from it. This can happen when a (1) raylet "
+        "crashes unexpectedly (OOM, etc.)\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert d.verdict.outcome is Outcome.UNDETERMINED and d.verdict.first_death is None
