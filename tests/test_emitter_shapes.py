@@ -2219,3 +2219,26 @@ def test_a_ray_node_marked_dead_is_a_failed_run_of_no_rank(tmp_path: Path) -> No
     )
     d = run(tmp_path, {"console.log": console})
     assert d.verdict.outcome is Outcome.UNDETERMINED and d.verdict.first_death is None
+
+
+def test_mpichs_internal_abort_names_the_process_that_aborted(tmp_path: Path) -> None:
+    console = (
+        "Assertion failed in file .../mpich2-1.1.1p1/src/util/wrappers/mpiu_shm_wrappers.h at line 927: seg_sz > 0\n"
+        "internal ABORT - process 3\n"
+    )
+    first = run(tmp_path, {"console.log": console}).verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (3, Cause.ABORT)
+
+
+def test_cray_mpichs_fatal_error_and_mpts_terminated_rank_name_their_rank(tmp_path: Path) -> None:
+    cray = (
+        "Rank 526 [Wed Feb 14 12:04:40 2018] [c4-1c2s5n2] Fatal error in PMPI_Group_range_incl: Invalid argument, "
+        "error stack:\n"
+    )
+    first = run(tmp_path / "cray", {"console.log": cray}).verdict.first_death
+    assert first is not None and (first.rank, first.cause, first.host) == (526, Cause.ABORT, "c4-1c2s5n2")
+    lost = cray.replace("Invalid argument", "Other MPI error")
+    assert run(tmp_path / "lost", {"console.log": lost}).verdict.first_death is None
+    mpt = "-1:MPT ERROR: MPI_COMM_WORLD rank 48 has terminated without calling MPI_Finalize()\n-1:\taborting job\n"
+    first = run(tmp_path / "mpt", {"console.log": mpt}).verdict.first_death
+    assert first is not None and first.rank == 48
