@@ -2242,3 +2242,14 @@ def test_cray_mpichs_fatal_error_and_mpts_terminated_rank_name_their_rank(tmp_pa
     mpt = "-1:MPT ERROR: MPI_COMM_WORLD rank 48 has terminated without calling MPI_Finalize()\n-1:\taborting job\n"
     first = run(tmp_path / "mpt", {"console.log": mpt}).verdict.first_death
     assert first is not None and first.rank == 48
+
+
+def test_fluxs_first_task_exit_names_its_task_rank_and_host(tmp_path: Path) -> None:
+    console = (
+        "0.060s: flux-shell[0]: FATAL: task-exit: sh: task rank 1 on host ubuntu failed and exit-on-error is set\n"
+        "0.060s: job.exception fSuWV8vK type=exec severity=0 sh: task rank 1 on host ubuntu failed and exit-on-error "
+        "is set\n"
+        "flux-job: task(s) Terminated\n"
+    )
+    first = run(tmp_path, {"console.log": console}).verdict.first_death
+    assert first is not None and (first.rank, first.host) == (1, "ubuntu")

@@ -22,7 +22,7 @@ FACT_NAMES = frozenset(
     }
 )  # fmt: skip
 PACKS = {
-    "ascend", "cloud", "composer", "dask", "deepspeed", "gloo", "horovod", "kernel", "kubernetes", "lightgbm",
+    "ascend", "cloud", "composer", "dask", "deepspeed", "flux", "gloo", "horovod", "kernel", "kubernetes", "lightgbm",
     "lightning", "megatron", "mindspore", "mpi", "native", "nccl", "neuron", "nvidia", "paddle", "rocm",
     "progress", "python", "pytorch", "ray", "runtime", "sglang", "slurm", "tgi", "ucx", "xgboost",
     "torchrun", "vllm", "xla",

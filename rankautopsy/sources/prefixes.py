@@ -103,6 +103,7 @@ _HYDRA_OWN = (
 _PDSH_OWN = ("pdsh@",)
 # pdsh (DeepSpeed multi-node): `worker-3: ` host labels. Only where the stream is labelled.
 _PDSH = recache.compile(r"(?P<host>[A-Za-z0-9][\w.-]*): ")
+_SECONDS = recache.compile(r"[0-9]+(?:\.[0-9]+)?m?s")
 # A log collector's layer before a launcher tag (kept only when a tag follows): its timestamp
 # (`2026-11-29 07:00:00,123 `, `2026-11-29T07:00:00.123+00:00 `, `[2026-11-29 07:00:00] `, `...123Z: `) and/or
 # a host label (`node07: `, with a digit or `-`, so that `Error: [rank3]:` is never read as a host); or Open
@@ -384,8 +385,10 @@ def sniff_profile(sample: list[str]) -> Profile:
     hosts = _labelled_lines(lines, _PDSH, _PDSH_OWN)
     labels = [m["host"] for line in hosts if (m := _PDSH.match(line))] if _mostly(hosts, _PDSH) else []
     pdsh = len(labels) >= max(2, 0.8 * len(hosts)) and len(set(labels)) <= max(8, len(hosts) // 20)
-    pdsh = pdsh and all(  # a host name has a digit or `-`; a label of digits alone is srun's task id
-        any(c.isdigit() or c == "-" for c in label) and not label.isdigit() for label in set(labels)
+    pdsh = pdsh and all(  # a host name has a digit or `-`; a label of digits alone is srun's task id, and one
+        # of seconds (`0.060s`) a time since the job's start (Flux's eventlog)
+        any(c.isdigit() or c == "-" for c in label) and not label.isdigit() and not _SECONDS.fullmatch(label)
+        for label in set(labels)
     )
     if pdsh:
         lines = [line[m.end() :] if (m := _PDSH.match(line)) else line for line in lines]
