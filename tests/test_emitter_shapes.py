@@ -2253,3 +2253,17 @@ def test_fluxs_first_task_exit_names_its_task_rank_and_host(tmp_path: Path) -> N
     )
     first = run(tmp_path, {"console.log": console}).verdict.first_death
     assert first is not None and (first.rank, first.host) == (1, "ubuntu")
+
+
+def test_tensorpipes_warning_at_a_graceful_shutdown_is_no_failure(tmp_path: Path) -> None:
+    """torch 1.6-1.7 logged a remote's graceful shutdown as a pipe error, marked as expected."""
+    console = (
+        "[W tensorpipe_agent.cpp:404] RPC agent for worker1 encountered error when reading incoming request from "
+        "worker0: EOF: end of file (this is expected to happen during shutdown)\n"
+    )
+    assert run(tmp_path / "quiet", {"console.log": console}).verdict.outcome is Outcome.NO_FAILURE
+    sent = (
+        "RPC agent for parameter_server encountered error when sending response to request #4 to trainer_1: eof "
+        "(this error originated at tensorpipe/transport/shm/connection_impl.cc:259)\n"
+    )
+    assert run(tmp_path / "lost", {"console.log": sent}).verdict.outcome is Outcome.UNDETERMINED
