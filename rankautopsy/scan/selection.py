@@ -226,13 +226,10 @@ def _read_whole(selection: _Selection, parts: list[bytes], chunks: Iterable[Chun
             candidates.setdefault(at, set()).update(selection.opening_rules)
     hits: list[Hit] = []
     dropped: set[int] = set()
-    opened: set[int] = set()  # as Selection.opened
     for index in sorted(candidates):
-        for rule in sorted(candidates[index] - opened):
+        for rule in sorted(candidates[index]):
             compiled = selection.rules[rule]
-            if (m := selection.budget.search(compiled, stream.texts[index])) is not None:
-                if rule in selection.opening_rules:
-                    opened.add(rule)
+            if (m := selection._matches(rule, stream.texts[index])) is not None:
                 facts = facts_of(m)
                 repeat = selection._repeated(rule, lines[index].channel, facts, (len(hits), 0))
                 if repeat.drop is not None:
@@ -368,7 +365,7 @@ class _Selection:
     unread_runs: list[tuple[int, int]] = field(default_factory=list)  # line numbers freed, or left for room
     skipped: set[int] = field(default_factory=set)  # kept cut-off headers, their windows never read
     dropped: set[int] = field(default_factory=set)  # spare lines that were hits no longer kept (`_drop`)
-    opened: set[int] = field(default_factory=set)  # opening rules that matched: each reads one line of the opening
+    opened: set[int] = field(default_factory=set)  # opening rules that matched (`_matches`)
 
     def __post_init__(self) -> None:
         self.parser = LineParser(self.source, self.ctx, self.sample, self.engine.taught)
@@ -508,16 +505,12 @@ class _Selection:
                 for index in sorted(candidates[start]):
                     if (seg, index) in found:
                         hit_lines.add(start)
-                    elif index in self.opened:
-                        continue
-                    elif (m := self.budget.search(self.rules[index], line.text)) is not None:
+                    elif (m := self._matches(index, line.text)) is not None:
                         facts = facts_of(m)
                         repeat = self._repeated(index, line.channel, facts, (number, seg))
                         if repeat.keep:
                             found[(seg, index)] = facts
                             hit_lines.add(start)
-                            if index in self.opening_rules:
-                                self.opened.add(index)
                         if repeat.drop is not None:
                             self._drop(repeat.drop, index)
             if not found:
@@ -614,6 +607,16 @@ class _Selection:
                 self.tallies.clear()
             self.counted_lines[raw] = line
         return line
+
+    def _matches(self, index: int, text: str) -> AnyMatch | None:
+        """Rule `index`'s match on `text`, or None; an opening rule that matched once is not tried again:
+        it reads one line of the opening (the lines after an excerpt's first may each look like one)."""
+        if index in self.opened:
+            return None
+        m = self.budget.search(self.rules[index], text)
+        if m is not None and index in self.opening_rules:
+            self.opened.add(index)
+        return m
 
     def _repeated(self, index: int, channel: Channel, facts: dict[str, str], where: tuple[int, int]) -> Repeat:
         """What to do with a hit that repeats a line of the same rule, channel and facts (an NCCL
