@@ -461,6 +461,24 @@ def test_a_timestamp_on_every_line_is_a_layer_and_the_lines_time(tmp_path: Path)
     assert death.evidence[0].text == "ValueError: bad sample 7" and death.time is not None
 
 
+def test_a_short_excerpt_stamped_on_every_line_is_a_layer_when_it_is_the_whole_stream(tmp_path: Path) -> None:
+    """Nine stamped frames of a traceback cut at both ends: a stream that short has the layer only where
+    every line carries it and the head is the whole stream (a scan's head may be cut short by a long line)."""
+    frames = [
+        f'[2024-07-08 15:29:47]   File "/opt/data.py", line {n}, in load'
+        if n % 2
+        else f"[2024-07-08 15:29:47]     x = load({n})"
+        for n in range(9)
+    ]
+    assert sniff_profile(frames, whole=True).stamped
+    assert not sniff_profile(frames).stamped
+    assert not sniff_profile([*frames[:8], "step 9"], whole=True).stamped
+    (tmp_path / "console.log").write_text("\n".join(frames) + "\n")
+    found = diagnose(Options(paths=[str(tmp_path)], tz=UTC))
+    assert found.verdict.outcome.value == "undetermined"
+    assert any("cut off before its `Type: message`" in line for line in found.verdict.reasoning)
+
+
 def test_an_excerpt_pasted_indented_is_read_without_its_indent() -> None:
     pasted = ["    [h06:07661] Signal: Segmentation fault (11)", "    Traceback (most recent call last):",
               '      File "train.py", line 3, in <module>', "        main()", "    ValueError: x"]  # fmt: skip

@@ -193,7 +193,8 @@ def read_stream(source: Source, ctx: ClockContext, engine: Engine, *, spare_core
         chunks = iter(reader)
         first = next(chunks)
         end = head_end(first)
-        selection = _Selection(source, ctx, engine, sample(first, end), (first.first_line, end), budget=budget)
+        whole = first.last and end == first.end  # the head sampled is the whole input
+        selection = _Selection(source, ctx, engine, sample(first, end), (first.first_line, end), whole, budget=budget)
         if source.size <= WHOLE_BYTES and selection.parser.sequential:
             stream, hits = _read_whole(selection, [bytes(first.buf[first.start : first.end])], chunks)
             return StreamRead(stream, hits, selection.timed_out(), reader.problem, reader.clipped)
@@ -324,6 +325,7 @@ class _Selection:
     engine: Engine
     sample: list[str]
     head: tuple[int, int]  # (first line of a chunk, where the input's first SNIFF_LINES end in it)
+    whole: bool  # the sample is the whole input
     parser: LineParser = field(init=False)
     prefixes: ChannelCache = field(init=False)
     kind: StreamKind = field(init=False)
@@ -368,7 +370,7 @@ class _Selection:
     opened: set[int] = field(default_factory=set)  # opening rules that matched (`_matches`)
 
     def __post_init__(self) -> None:
-        self.parser = LineParser(self.source, self.ctx, self.sample, self.engine.taught)
+        self.parser = LineParser(self.source, self.ctx, self.sample, self.engine.taught, self.whole)
         self.prefixes = ChannelCache(self.parser)
         self.kind = self.source.kind
         self.rules = self.engine.by_index

@@ -114,13 +114,15 @@ PYTEST_MARKED = 3  # lines of the head behind the marker that make a stream a py
 class LineParser:
     """Parses the physical lines of one source exactly as if the whole stream were read."""
 
-    def __init__(self, source: Source, ctx: ClockContext, sample: list[str], taught: tuple[Taught, ...] = ()) -> None:
+    def __init__(
+        self, source: Source, ctx: ClockContext, sample: list[str], taught: tuple[Taught, ...] = (), whole: bool = False
+    ) -> None:
         self.kernel = source.kind is StreamKind.KERNEL
         self._where = source.where
         self._ctx = ctx
         self._sample = sample
         taught = tuple(t.fresh() for t in taught)  # each stream its own time
-        self._profile = replace(sniff_profile(sample), taught=taught) if not self.kernel else Profile()
+        self._profile = replace(sniff_profile(sample, whole), taught=taught) if not self.kernel else Profile()
         self._shapes: frozenset[str] | None = None
         self.blank_dropped = 0  # a double-spaced paste's blank lines, read but not kept (`parse_all`)
 
@@ -462,7 +464,7 @@ def _earliest(stream: Stream, i: int) -> datetime:
 def parse_text(source: Source, text: str, ctx: ClockContext, taught: tuple[Taught, ...] = ()) -> Stream:
     """Every line of a text (small inputs and tests: no selection)."""
     raw = list(split_lines(text))
-    parser = LineParser(source, ctx, [line for _, line in raw[:SNIFF_LINES]], taught)
+    parser = LineParser(source, ctx, [line for _, line in raw[:SNIFF_LINES]], taught, len(raw) <= SNIFF_LINES)
     if parser.kernel:
         lines = [parsed for number, line in raw for parsed in parser.parse(number, line)]
     else:

@@ -371,9 +371,10 @@ def is_srun_labelled(sample: list[str]) -> bool:
     return sniff_profile(sample).srun
 
 
-def sniff_profile(sample: list[str]) -> Profile:
+def sniff_profile(sample: list[str], whole: bool = False) -> Profile:
     """Which ambiguous layers most lines of a stream carry: srun task labels, pdsh host labels,
-    leading line numbers. A layer is only stripped where it is the stream's shape, never on a hunch."""
+    leading line numbers. A layer is only stripped where it is the stream's shape, never on a hunch.
+    The sample is the `whole` stream when the stream ends within it."""
     lines = list(filter(str.strip, sample))
     if len(lines) < 3:
         return PLAIN
@@ -398,7 +399,7 @@ def sniff_profile(sample: list[str]) -> Profile:
     torchx = _torchx_layer(lines)
     if torchx:
         lines = [line[m.end() :] if (m := _TORCHX.match(line)) else line for line in lines]
-    stamped = _stamp_layer(lines)  # the layers below are judged as before: a `[12345] ` after a stamp is a pid
+    stamped = _stamp_layer(lines, whole)  # the layers below are judged as before: a `[12345] ` after a stamp is a pid
     template = _mostly(lines, _TEMPLATE, 0.6)
     hydra = not template and _labelled(lines, _HYDRA, _HYDRA_OWN, 0.6)
     return Profile(
@@ -432,13 +433,15 @@ def _torchx_layer(lines: list[str]) -> bool:
     return len(names) <= max(8, len(lines) // 20)
 
 
-def _stamp_layer(lines: list[str]) -> bool:
+def _stamp_layer(lines: list[str], whole: bool) -> bool:
     """Whether a date-and-time (or a time of day) heads most lines. Then it is read as a layer, its time
     the line's: a collector's (`ts`, a log viewer, a CI's timestamper), which stamps a traceback's frames
     too and hides them otherwise, or a logging format's own asctime, whose records read the same with it
-    stripped. Not on a head of a few lines, which a long line's clip can leave a scan with and not a
-    whole read."""
-    return len(lines) >= _STAMPED_LINES and _mostly(lines, _LAYER_STAMP)
+    stripped. A head of a few lines may be all a long line's clip leaves a scan with, and not a whole
+    read: there every line must carry it, and the head be the `whole` stream (a short excerpt)."""
+    if len(lines) >= _STAMPED_LINES:
+        return _mostly(lines, _LAYER_STAMP)
+    return whole and all(map(_LAYER_STAMP.match, lines))
 
 
 _STAMPED_LINES = 10
