@@ -2267,3 +2267,18 @@ def test_tensorpipes_warning_at_a_graceful_shutdown_is_no_failure(tmp_path: Path
         "(this error originated at tensorpipe/transport/shm/connection_impl.cc:259)\n"
     )
     assert run(tmp_path / "lost", {"console.log": sent}).verdict.outcome is Outcome.UNDETERMINED
+
+
+def test_a_store_timeout_for_the_nccl_unique_id_names_the_root_it_waited_for(tmp_path: Path) -> None:
+    """Newer ProcessGroupNCCL names the root in the message itself, without the older closing sentence."""
+    waited = (
+        "[rank7]: torch.distributed.DistBackendError: [7] is setting up NCCL communicator and retrieving ncclUniqueId "
+        "from [0] via c10d key-value store by key '0', but store->get('0') got error: wait timeout after 600000ms, "
+        "keys: //worker/attempt_0/default_pg\n"
+    )
+    found = run(tmp_path / "timeout", {"console.log": waited}).verdict
+    assert found.outcome is Outcome.HANG and found.first_death is not None and found.first_death.rank == 0
+    gone = waited.replace(
+        "wait timeout after 600000ms, keys: //worker/attempt_0/default_pg", "Connection reset by peer"
+    )
+    assert run(tmp_path / "gone", {"console.log": gone}).verdict.outcome is Outcome.UNDETERMINED

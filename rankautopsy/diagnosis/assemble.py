@@ -818,10 +818,12 @@ def classify(
     budget: Budget | None = None,
 ) -> tuple[Cause, Role, Hit | None]:
     """An assembled event takes the cause of the most telling rule that matches its final lines:
-    a traceback that ends in a gloo timeout is a symptom, one that ends in a CUDA OOM is a cuda_oom."""
+    a traceback that ends in a gloo timeout is a symptom, one that ends in a CUDA OOM is a cuda_oom;
+    of two symptoms, one that names whom it waited for."""
     if not text:
         return cause, role, None
     hits = [h for h in match_line(text, rules, kind, budget) if h.rule.rule.id != own and h.rule.rule.assemble is None]
+    hits.sort(key=lambda h: Effect.NAMES_CULPRIT not in h.rule.rule.effects)  # stable: else in the packs' order
     for wanted in (Role.SYMPTOM, Role.CAUSE, Role.CONTEXT):
         for h in hits:
             if h.rule.rule.role is wanted:
