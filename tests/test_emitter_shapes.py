@@ -2282,3 +2282,20 @@ def test_a_store_timeout_for_the_nccl_unique_id_names_the_root_it_waited_for(tmp
         "wait timeout after 600000ms, keys: //worker/attempt_0/default_pg", "Connection reset by peer"
     )
     assert run(tmp_path / "gone", {"console.log": gone}).verdict.outcome is Outcome.UNDETERMINED
+
+
+def test_skypilots_driver_lines_say_the_job_failed_without_naming_a_rank(tmp_path: Path) -> None:
+    """SkyPilot lists every node's return code, in the order it started them: a failure, but no rank."""
+    console = (
+        "(setup pid=2061) I'm a bad worker, failing...\n"
+        "ERROR: Job 1's setup failed. Failed workers: (pid=2061, returncode=1). See error logs above for more "
+        "details.\n"
+    )
+    assert run(tmp_path / "setup", {"console.log": console}).verdict.outcome is Outcome.UNDETERMINED
+    run_failed = (
+        "(worker1, rank=1, pid=2540, ip=10.0.0.5) step 7\nERROR: Job 2 failed with return code list: [137, 1]\n"
+    )
+    found = run(tmp_path / "run", {"console.log": run_failed}).verdict
+    assert found.outcome is Outcome.UNDETERMINED and found.first_death is None
+    succeeded = "(head, rank=0, pid=2934) step 7\n✓ Job finished (status: SUCCEEDED).\n"
+    assert run(tmp_path / "ok", {"console.log": succeeded}).verdict.outcome is Outcome.NO_FAILURE

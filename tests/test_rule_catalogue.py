@@ -24,7 +24,7 @@ FACT_NAMES = frozenset(
 PACKS = {
     "ascend", "cloud", "composer", "dask", "deepspeed", "flux", "gloo", "horovod", "kernel", "kubernetes", "lightgbm",
     "lightning", "megatron", "mindspore", "mpi", "native", "nccl", "neuron", "nvidia", "paddle", "rocm",
-    "progress", "python", "pytorch", "ray", "runtime", "sglang", "slurm", "tgi", "ucx", "xgboost",
+    "progress", "python", "pytorch", "ray", "runtime", "sglang", "skypilot", "slurm", "tgi", "ucx", "xgboost",
     "torchrun", "vllm", "xla",
 }  # fmt: skip
 ROLE_CAUSES = {
