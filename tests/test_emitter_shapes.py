@@ -2299,3 +2299,9 @@ def test_skypilots_driver_lines_say_the_job_failed_without_naming_a_rank(tmp_pat
     assert found.outcome is Outcome.UNDETERMINED and found.first_death is None
     succeeded = "(head, rank=0, pid=2934) step 7\n✓ Job finished (status: SUCCEEDED).\n"
     assert run(tmp_path / "ok", {"console.log": succeeded}).verdict.outcome is Outcome.NO_FAILURE
+
+
+def test_mlxs_ring_socket_errors_are_a_lost_neighbour(tmp_path: Path) -> None:
+    console = "[ring] Receiving from socket 51 failed with errno 54\n[ring] Too many send/recv errors. Aborting...\n"
+    found = run(tmp_path, {"console.log": console}).verdict
+    assert found.outcome is Outcome.UNDETERMINED and found.first_death is None
