@@ -2305,3 +2305,20 @@ def test_mlxs_ring_socket_errors_are_a_lost_neighbour(tmp_path: Path) -> None:
     console = "[ring] Receiving from socket 51 failed with errno 54\n[ring] Too many send/recv errors. Aborting...\n"
     found = run(tmp_path, {"console.log": console}).verdict
     assert found.outcome is Outcome.UNDETERMINED and found.first_death is None
+
+
+def test_a_collective_timeout_raised_in_a_thread_is_still_a_timeout(tmp_path: Path) -> None:
+    """A thread's uncaught exception does not end the process, but a wait that ran out there still did."""
+    thread = (
+        "Exception in thread Thread-9:\n"
+        "Traceback (most recent call last):\n"
+        '  File "/opt/conda/lib/python3.6/threading.py", line 916, in _bootstrap_inner\n'
+        "    self.run()\n"
+        '  File "../communication.py", line 654, in _recv\n'
+        "    group=sub_process_group)\n"
+        "RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:72] Timed out waiting 1800000ms for "
+        "recv operation to complete\n"
+    )
+    assert run(tmp_path / "timeout", {"console.log": thread}).verdict.outcome is Outcome.UNDETERMINED
+    raised = thread.replace(thread.splitlines()[-1], "ValueError: bad sample 7")
+    assert run(tmp_path / "raised", {"console.log": raised}).verdict.outcome is Outcome.NO_FAILURE

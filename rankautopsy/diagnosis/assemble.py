@@ -726,8 +726,8 @@ def _event(
             effects = effects | by.rule.rule.effects
         if facts.get(RELAYS) == "1" and "relayed" not in facts:
             facts["cut_off"] = "relay"  # the child's report it relays is cut off: one raised, which and why unsaid
-        if "ignored" in assembled.facts or "in_thread" in assembled.facts:
-            cause, role, effects = Cause.CONTEXT, Role.CONTEXT, rule.effects
+        if "ignored" in assembled.facts or ("in_thread" in assembled.facts and role is not Role.SYMPTOM):
+            cause, role, effects = Cause.CONTEXT, Role.CONTEXT, rule.effects  # a thread's wait that ran out stays one
         if assembled.facts.get("relay_of", str(stream.ranks[hit.index])) != str(stream.ranks[hit.index]):
             cause, role, effects = Cause.CONTEXT, Role.CONTEXT, rule.effects  # another rank's, told again here
         if "table_traceback" in facts:
