@@ -777,7 +777,17 @@ def test_a_stream_is_a_pytest_report_by_its_banner_or_by_marked_lines() -> None:
             "[v1/executor/multiproc_executor.py:932] ",
         ]
     ),
-    st.sampled_from(["", "(VllmWorker TP3 pid=4101) ", "(VllmWorker rank=3 pid=4101) ", "(EngineCore_DP0 pid=77) "]),
+    st.sampled_from(
+        [
+            "",
+            "(VllmWorker TP3 pid=4101) ",
+            "(VllmWorker rank=3 pid=4101) ",
+            "(Worker_TP3_EP3 pid=4101) ",
+            "(Worker_TP3_DCP1_EP3 pid=4101) ",
+            "(Worker_DP1_TP3_EP7 pid=4101) ",
+            "(EngineCore_DP0 pid=77) ",
+        ]
+    ),
     st.sampled_from(["Traceback (most recent call last):", '  File "/x.py", line 1, in f', "step 3", ""]),
     st.sampled_from(["", "(LLMRayActor pid=585804) "]),
 )
@@ -788,7 +798,7 @@ def test_vllms_header_is_a_layer_whose_date_is_the_lines_stamp(
     stamp = f"{level} {month:02d}-{day:02d} 11:01:29"
     text, prefix = strip_prefixes(f"{relay}{worker}{stamp} {where}{message}")
     assert text == message and prefix.stamp == stamp
-    assert prefix.rank == (3 if "VllmWorker" in worker else None)  # a worker's name is its rank in the engine
+    assert prefix.rank == (3 if "Worker" in worker and "_DP" not in worker else None)  # its rank in the engine
     assert prefix.pid == (int(worker.split("pid=")[1][:-2]) if worker else 585804 if relay else None)
     assert strip_prefixes(f"{message} {stamp} {where}")[1].stamp is None  # only at the head of a line
 

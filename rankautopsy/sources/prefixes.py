@@ -35,8 +35,11 @@ _RAY = recache.compile(
     r"(?:, ip=(?P<host>[0-9A-Fa-f.:]{1,45}))?\) ?"
 )
 # vLLM decorates a worker process's lines with the same shape, naming the worker by its rank in the engine:
-# `(VllmWorker rank=2 pid=...)` (0.8), `(VllmWorker TP2 pid=...)` (later; `PP1_TP2` names no rank alone).
-_VLLM_WORKER = recache.compile(r"(?:VllmWorker|Worker)(?: rank=(?P<rank>\d{1,9})|[ _]TP(?P<tp>\d{1,9}))")
+# `(VllmWorker rank=2 pid=...)` (0.8), `(VllmWorker TP2 pid=...)`, `(Worker_TP16_EP16 pid=...)` (later: the
+# decode-context and expert ranks after TP follow from it; `DP0_`, `PP1_` or `PCP1_` before it leave no rank).
+_VLLM_WORKER = recache.compile(
+    r"(?:VllmWorker|Worker)(?: rank=(?P<rank>\d{1,9})|[ _]TP(?P<tp>\d{1,9})(?:_DCP\d{1,9})?(?:_EP\d{1,9})?)"
+)
 _RAY_DAEMON = recache.compile(
     r"\((?:raylet|gcs_server|monitor|log_monitor|dashboard[\w]{0,20}|autoscaler(?: \+[\w.]{1,20})?)"
     r"(?:, ip=(?P<host>[0-9A-Fa-f.:]{1,45}))?\) ?"
