@@ -2322,3 +2322,21 @@ def test_a_collective_timeout_raised_in_a_thread_is_still_a_timeout(tmp_path: Pa
     assert run(tmp_path / "timeout", {"console.log": thread}).verdict.outcome is Outcome.UNDETERMINED
     raised = thread.replace(thread.splitlines()[-1], "ValueError: bad sample 7")
     assert run(tmp_path / "raised", {"console.log": raised}).verdict.outcome is Outcome.NO_FAILURE
+
+
+def test_nemo_rls_worker_repr_names_its_rank_and_a_wrapped_out_of_memory_error_is_cuda_oom(tmp_path: Path) -> None:
+    """NeMo-RL's workers' repr is `Name[rank=N]`, torch.distributed's rank: in Ray's prefix and in RayTaskError."""
+    relayed = (
+        "ray.exceptions.RayTaskError(OutOfMemoryError): ray::DTensorPolicyWorkerV2.get_logprobs() (pid=2671339, "
+        "ip=10.65.16.209, actor_id=d5836b60449efbd220b3c2f406000000, repr=DTensorPolicyWorkerV2[rank=3])\n"
+        '  File "/opt/nemo_rl/models/policy/workers/dtensor_policy_worker_v2.py", line 653, in get_logprobs\n'
+    )
+    first = run(tmp_path / "relayed", {"console.log": relayed}).verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (3, Cause.CUDA_OOM)
+    own = (
+        "(MegatronPolicyWorker[rank=8] pid=3294808, ip=10.0.0.7) Traceback (most recent call last):\n"
+        '(MegatronPolicyWorker[rank=8] pid=3294808, ip=10.0.0.7)   File "/opt/train.py", line 9, in step\n'
+        "(MegatronPolicyWorker[rank=8] pid=3294808, ip=10.0.0.7) ValueError: bad sample 7\n"
+    )
+    first = run(tmp_path / "own", {"console.log": own}).verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (8, Cause.PYTHON_EXCEPTION)

@@ -34,11 +34,13 @@ _RAY = recache.compile(
     r"\((?:(?P<name>[A-Za-z_][^()\n]{0,160}?) )?pid=(?P<pid>\d{1,9})"
     r"(?:, ip=(?P<host>[0-9A-Fa-f.:]{1,45}))?\) ?"
 )
-# vLLM decorates a worker process's lines with the same shape, naming the worker by its rank in the engine:
+# The name in that shape may give the process's rank. vLLM names a worker by its rank in the engine:
 # `(VllmWorker rank=2 pid=...)` (0.8), `(VllmWorker TP2 pid=...)`, `(Worker_TP16_EP16 pid=...)` (later: the
 # decode-context and expert ranks after TP follow from it; `DP0_`, `PP1_` or `PCP1_` before it leave no rank).
-_VLLM_WORKER = recache.compile(
+# NeMo-RL's workers name themselves by their repr, torch.distributed's global rank: `MegatronPolicyWorker[rank=8]`.
+_WORKER_RANK = recache.compile(
     r"(?:VllmWorker|Worker)(?: rank=(?P<rank>\d{1,9})|[ _]TP(?P<tp>\d{1,9})(?:_DCP\d{1,9})?(?:_EP\d{1,9})?)"
+    r"|[A-Za-z_][\w.]{0,80}\[rank=(?P<repr>\d{1,9})\]"
 )
 _RAY_DAEMON = recache.compile(
     r"\((?:raylet|gcs_server|monitor|log_monitor|dashboard[\w]{0,20}|autoscaler(?: \+[\w.]{1,20})?)"
@@ -277,8 +279,8 @@ def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str,
             break
         pid = int(m["pid"]) if "pid" in m.re.groupindex and m["pid"] else pid
         host, pos, ray = m["host"] or host, _lost_colour_end(line, m.end(), space=True), True
-        if "name" in m.re.groupindex and m["name"] and (w := _VLLM_WORKER.fullmatch(m["name"])):
-            rank = int(w["rank"] or w["tp"])
+        if "name" in m.re.groupindex and m["name"] and (w := _WORKER_RANK.fullmatch(m["name"])):
+            rank = int(w["rank"] or w["tp"] or w["repr"])
     if profile.pdsh and (m := _PDSH.match(line, pos)):
         host, pos = m["host"], m.end()
     if line[pos : pos + 8] in _HARNESS:
