@@ -2340,3 +2340,17 @@ def test_nemo_rls_worker_repr_names_its_rank_and_a_wrapped_out_of_memory_error_i
     )
     first = run(tmp_path / "own", {"console.log": own}).verdict.first_death
     assert first is not None and (first.rank, first.cause) == (8, Cause.PYTHON_EXCEPTION)
+
+
+def test_an_ascend_vector_core_exception_is_a_device_fault_of_its_rank(tmp_path: Path) -> None:
+    console = (
+        "[rank2]: RuntimeError: aclrtSynchronizeEvent(event_), error code is 507035\n"
+        "[rank2]: [Error]: The vector core execution is abnormal.\n"
+    )
+    first = run(tmp_path / "fault", {"console.log": console}).verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (2, Cause.CUDA_ERROR)
+    timeout = console.replace("507035", "507046").replace(
+        "[rank2]: [Error]: The vector core execution is abnormal.\n", ""
+    )
+    first = run(tmp_path / "timeout", {"console.log": timeout}).verdict.first_death
+    assert first is None or first.cause is not Cause.CUDA_ERROR
