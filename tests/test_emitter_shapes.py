@@ -2354,3 +2354,22 @@ def test_an_ascend_vector_core_exception_is_a_device_fault_of_its_rank(tmp_path:
     )
     first = run(tmp_path / "timeout", {"console.log": timeout}).verdict.first_death
     assert first is None or first.cause is not Cause.CUDA_ERROR
+
+
+def test_a_torchrun_table_entry_cut_before_its_exit_code_is_still_that_ranks_failure(tmp_path: Path) -> None:
+    table = (
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+        "============================================================\n"
+        "train.py FAILED\n"
+        "------------------------------------------------------------\n"
+        "Failures:\n"
+        "  <NO_OTHER_FAILURES>\n"
+        "------------------------------------------------------------\n"
+        "Root Cause (first observed failure):\n"
+        "[0]:\n"
+        "  time      : 2023-03-07_06:11:16\n"
+        "  host      : node3\n"
+        "  rank      : 5 (local_rank: 1)\n"
+    )
+    first = run(tmp_path, {"console.log": table}).verdict.first_death
+    assert first is not None and (first.rank, first.host) == (5, "node3")

@@ -851,6 +851,8 @@ def _candidate(tl: Timeline, r: RankState, teardown: datetime | None, began: dat
     if r.exit is None or code == 0:
         return None
     if code is None:  # a monitor saw the process end, not how (vLLM's executor): only what its line states
+        if said is None and tl.events[r.exit.event].facts.get("failed") == "1":
+            said = Cause.SILENT_EXIT  # a report of failures alone, its code not in the lines
         if said is None:
             return None
         cause, detail = said, f"no exit code: {_label(said)} as far as the lines tell"
