@@ -2373,3 +2373,17 @@ def test_a_torchrun_table_entry_cut_before_its_exit_code_is_still_that_ranks_fai
     )
     first = run(tmp_path, {"console.log": table}).verdict.first_death
     assert first is not None and (first.rank, first.host) == (5, "node3")
+
+
+def test_an_mpich_fatal_error_in_an_mpi_call_is_an_abort_of_no_named_rank(tmp_path: Path) -> None:
+    console = (
+        "Fatal error in PMPI_Comm_rank: Invalid communicator, error stack:\n"
+        "PMPI_Comm_rank(122): MPI_Comm_rank(MPI_COMM_NULL, rank=0xa508ac) failed\n"
+        "PMPI_Comm_rank(75).: Null communicator\n"
+    )
+    found = run(tmp_path / "misuse", {"console.log": console}).verdict
+    assert found.outcome is Outcome.UNDETERMINED and found.first_death is not None
+    assert found.first_death.cause is Cause.ABORT and found.first_death.rank is None
+    lost = console.replace("Invalid communicator", "Other MPI error")
+    first = run(tmp_path / "lost", {"console.log": lost}).verdict.first_death
+    assert first is None or first.cause is not Cause.ABORT
