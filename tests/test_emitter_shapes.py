@@ -2387,3 +2387,18 @@ def test_an_mpich_fatal_error_in_an_mpi_call_is_an_abort_of_no_named_rank(tmp_pa
     lost = console.replace("Invalid communicator", "Other MPI error")
     first = run(tmp_path / "lost", {"console.log": lost}).verdict.first_death
     assert first is None or first.cause is not Cause.ABORT
+
+
+def test_open_mpis_init_failure_banner_is_the_abort_of_the_rank_that_printed_it(tmp_path: Path) -> None:
+    banner = [
+        "It looks like MPI runtime init failed for some reason; your parallel process is",
+        "likely to abort.  There are many reasons that a parallel process can",
+        "  local size",
+        '  --> Returned "Not found" (-13) instead of "Success" (0)',
+    ]
+    tagged = "".join(f"[1,42]<stderr>:{line}\n" for line in banner)
+    first = run(tmp_path / "tagged", {"console.log": tagged}).verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (42, Cause.ABORT)
+    pmix = "It looks like pmix_init failed for some reason; your parallel process is\n"
+    first = run(tmp_path / "pmix", {"console.log": pmix}).verdict.first_death
+    assert first is None or first.cause is not Cause.ABORT
