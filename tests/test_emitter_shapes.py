@@ -2402,3 +2402,18 @@ def test_open_mpis_init_failure_banner_is_the_abort_of_the_rank_that_printed_it(
     pmix = "It looks like pmix_init failed for some reason; your parallel process is\n"
     first = run(tmp_path / "pmix", {"console.log": pmix}).verdict.first_death
     assert first is None or first.cause is not Cause.ABORT
+
+
+def test_an_excerpt_opening_on_a_ray_task_errors_remote_header_is_a_traceback_cut_at_its_top(tmp_path: Path) -> None:
+    console = (
+        "ray::MegatronTrainRayActor.train() (pid=76563, ip=10.1.49.166, actor_id=37d82bcbdafcda12f1eef52b02000000, "
+        "repr=<slime.backends.megatron_utils.actor.MegatronTrainRayActor object at 0x7fbbb1353e60>)\n"
+        "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+        '  File "/opt/slime/backends/megatron_utils/actor.py", line 340, in train\n'
+        "    return self.train_actor(rollout_id, rollout_data)\n"
+    )
+    found = run(tmp_path / "cut", {"console.log": console}).verdict
+    assert found.outcome is Outcome.UNDETERMINED
+    raised = console + "ValueError: bad sample 7\n"
+    first = run(tmp_path / "raised", {"console.log": raised}).verdict.first_death
+    assert first is not None and first.cause is Cause.PYTHON_EXCEPTION
