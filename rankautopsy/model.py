@@ -170,7 +170,7 @@ class Event:
     time: TimeSpan | None = None
     facts: Mapping[str, str] = field(default_factory=dict)
     lines: tuple[Evidence, ...] = ()  # extra evidence lines of a multi-line event
-    rank_from: str | None = None  # how the rank was attributed: path, prefix, pid, launcher, content
+    rank_from: str | None = None  # how the rank was attributed: path, prefix, excepthook, pid, launcher, content
     effects: frozenset[Effect] = frozenset()  # its rule's, and those of the rule that classified it
 
     @property

@@ -910,8 +910,11 @@ def test_an_excerpt_that_starts_inside_a_traceback_is_read_from_its_first_frame(
     assert first(d) == (3, Cause.PYTHON_EXCEPTION)
     f = d.verdict.first_death
     assert f is not None and f.detail == "ValueError: bad sample 17"
-    cut = run(tmp_path / "b", {"console.log": HEADLESS})  # cut at both ends: something raised, not what
+    bare = HEADLESS.replace("[rank3]: ", "")
+    cut = run(tmp_path / "b", {"console.log": bare})  # cut at both ends: something raised, not what
     assert cut.verdict.outcome is Outcome.UNDETERMINED
+    hooked = run(tmp_path / "c", {"console.log": HEADLESS})  # PyTorch's excepthook tagged it: it was not caught
+    assert first(hooked) == (3, Cause.PYTHON_EXCEPTION) and hooked.verdict.confidence is Confidence.LOW
 
 
 def test_a_frame_right_under_the_opening_line_opens_the_excerpt_and_one_further_down_does_not(tmp_path: Path) -> None:
@@ -2417,3 +2420,21 @@ def test_an_excerpt_opening_on_a_ray_task_errors_remote_header_is_a_traceback_cu
     raised = console + "ValueError: bad sample 7\n"
     first = run(tmp_path / "raised", {"console.log": raised}).verdict.first_death
     assert first is not None and first.cause is Cause.PYTHON_EXCEPTION
+
+
+def test_an_uncaught_exception_whose_type_is_cut_off_names_its_rank_only_where_nothing_says_more(
+    tmp_path: Path,
+) -> None:
+    """`[rankN]: ` is PyTorch's excepthook: that rank died of the exception, whatever its cut-off type was."""
+    cut = "[rank5]: Traceback (most recent call last):\n" + HEADLESS.replace("[rank3]", "[rank5]")
+    alone = run(tmp_path / "alone", {"console.log": cut}).verdict
+    assert alone.first_death is not None and (alone.first_death.rank, alone.confidence) == (5, Confidence.LOW)
+    oom = (
+        "step 3 loss 2.1\nTraceback (most recent call last):\n"
+        '  File "/opt/train.py", line 242, in train\n'
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    )
+    told = run(tmp_path / "told", {"rank_2.log": oom, "console.log": cut}).verdict.first_death
+    assert told is not None and (told.rank, told.cause) == (2, Cause.CUDA_OOM)
+    unranked = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n" + cut
+    assert run(tmp_path / "unranked", {"console.log": unranked}).verdict.outcome is Outcome.UNDETERMINED

@@ -474,22 +474,24 @@ def test_ctrl_c_is_a_stop_from_outside_and_the_rank_nobody_heard_from_hung(tmp_p
 
 
 def test_a_traceback_cut_off_before_its_exception_line_is_no_cause(tmp_path: Path) -> None:
-    cut = (
-        "[rank3]: Traceback (most recent call last):\n"
-        '[rank3]:   File "train.py", line 9, in <module>\n'
-        "[rank3]:     run()\n"
-    )
-    d = run(tmp_path, {"console.log": "[rank3]: step 1\n[rank2]: step 1\n" + cut})
+    """Untagged, a traceback may be a caught exception's, logged: cut before its type, it says only that
+    something raised. Tagged by PyTorch's excepthook (`[rank3]: `), it ended that rank, its type unknown."""
+    cut = 'step 1\nTraceback (most recent call last):\n  File "train.py", line 9, in <module>\n    run()\n'
+    d = run(tmp_path / "cut", {"rank_3.log": cut, "rank_2.log": "step 1\n"})
     assert d.verdict.first_death is None or d.verdict.first_death.cause is not Cause.PYTHON_EXCEPTION
     # no cause, but no "no failure" either: something raised, and the report asks for the traceback's end
     assert d.verdict.outcome is Outcome.UNDETERMINED
     assert any(
-        "rank 3 printed a traceback at " in r and "console.log:3 that is cut off" in r for r in d.verdict.reasoning
+        "rank 3 printed a traceback at " in r and "rank_3.log:2 that is cut off" in r for r in d.verdict.reasoning
     )
     assert any(step.startswith("the rest of rank 3's output") for step in d.verdict.fetch_next)
-    whole = cut + "[rank3]: ValueError: bad sample\n"
-    first = run(tmp_path / "whole", {"console.log": "[rank3]: step 1\n[rank2]: step 1\n" + whole}).verdict.first_death
+    whole = cut + "ValueError: bad sample\n"
+    first = run(tmp_path / "whole", {"rank_3.log": whole, "rank_2.log": "step 1\n"}).verdict.first_death
     assert first is not None and (first.rank, first.cause) == (3, Cause.PYTHON_EXCEPTION)
+    tagged = "".join(f"[rank3]: {line}\n" for line in cut.splitlines()[1:])
+    hooked = run(tmp_path / "hooked", {"console.log": "[rank2]:[I1129 07:00:00.1 x.cpp:1] step 1\n" + tagged}).verdict
+    assert hooked.first_death is not None and (hooked.first_death.rank, hooked.confidence) == (3, Confidence.LOW)
+    assert any("the rest of rank 3's traceback" in step for step in hooked.fetch_next)
 
 
 def test_a_rank_whose_traceback_is_cut_is_not_eliminated_as_the_one_that_reported_nothing(tmp_path: Path) -> None:
@@ -501,9 +503,12 @@ def test_a_rank_whose_traceback_is_cut_is_not_eliminated_as_the_one_that_reporte
     frames = '[rank{r}]: Traceback (most recent call last):\n[rank{r}]:   File "train.py", line 9, in <module>\n'
     steps = "".join(f"[rank{r}]: step {s}\n" for s in range(3) for r in (1, 2))
     lost = steps + frames.format(r=1) + f"[rank1]: {closed}\n"
-    d = run(tmp_path, {"console.log": lost + frames.format(r=2) + "[rank2]:     run()\n"})
+    untagged = 'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n    run()\n'
+    d = run(tmp_path, {"console.log": lost, "rank_2.log": untagged})  # a caught exception's, logged, reads so too
     assert d.verdict.outcome is Outcome.UNDETERMINED and d.verdict.first_death is None
     assert any("rank 2 is the only rank that reported no wait, but its traceback at" in n for n in d.verdict.notes)
+    tagged = run(tmp_path / "tagged", {"console.log": lost + frames.format(r=2) + "[rank2]:     run()\n"}).verdict
+    assert tagged.first_death is not None and (tagged.first_death.rank, tagged.confidence) == (2, Confidence.LOW)
     hung = run(tmp_path / "silent", {"console.log": lost}).verdict  # rank 2: nothing after its steps
     assert hung.first_death is not None and hung.first_death.rank == 2  # named: it vanished, nothing hides a report
 

@@ -942,3 +942,11 @@ def test_a_layer_is_the_streams_shape_by_its_share_of_lines_whatever_the_blocks(
     rest = [x for x in lines if not x.startswith(prefixes._SLURM_OWN)]
     counted = len(rest) >= 2 and sum(bool(label.match(x)) for x in rest) >= share * len(rest)
     assert prefixes._labelled(lines, label, prefixes._SLURM_OWN, share) == counted
+
+
+def test_the_excepthooks_rank_tag_is_told_from_c10s() -> None:
+    """`[rank2]: ` with a space is PyTorch's excepthook on an uncaught exception's report; `[rank0]:[E...` c10's."""
+    assert strip_prefixes("[default2]:[rank2]: Traceback (most recent call last):")[1].hooked
+    assert strip_prefixes("[rank3]: [rank3]:     return func(*args, **kwargs)")[1].hooked
+    assert not strip_prefixes("[rank0]:[E1218 20:27:21.426415540 ProcessGroupNCCL.cpp:629] [Rank 0] Watchdog")[1].hooked
+    assert not strip_prefixes("[default2]:Traceback (most recent call last):")[1].hooked

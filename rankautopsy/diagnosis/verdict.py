@@ -44,7 +44,7 @@ from rankautopsy.records import record
 from rankautopsy.signals import OUTSIDE_STOPS, as_signal, signal_cause, signal_name, signal_number, windows_crash
 
 # How a rank was tied to its line, and whether that channel is reliable enough for `high`.
-_RELIABLE = frozenset({"prefix", "path", "pid", "launcher", "local_rank", "gpu"})
+_RELIABLE = frozenset({"prefix", "excepthook", "path", "pid", "launcher", "local_rank", "gpu"})
 _CHANNEL_WORDS = {
     "content": "the rank was read from the message text (a process-group rank, not always the global one)",
     "local_rank_assumed": "a local rank was taken as the global rank (no table maps it, several hosts)",
@@ -120,6 +120,7 @@ def decide(tl: Timeline, skew: timedelta) -> Findings:
             torn_down.pop(c.rank, None)
     candidates += _job_candidates(tl)
     _join_loose_cause(tl, candidates)
+    candidates = _without_cut_types(tl, candidates)
     candidates.sort(key=lambda c: _time_key(tl, c))
     f = Findings(None, Confidence.HIGH, candidates, collateral, torn_down, clean, [], [], list(tl.notes), [])
     f.unattributed = _unattributed(tl, candidates)
@@ -431,7 +432,7 @@ def _cut_off_of(tl: Timeline, r: RankState) -> Event | None:
 
 
 def _is_cut_off(e: Event) -> bool:
-    return e.facts.get("cut_off") in ("1", "head", "relay")
+    return e.facts.get("cut_off") in ("1", "head", "relay") or e.facts.get("type_cut") == "1"
 
 
 def _head_cut(e: Event) -> bool:
@@ -813,6 +814,18 @@ def _precedes(tl: Timeline, a: int, b: int) -> bool:
     return a < b
 
 
+def _without_cut_types(tl: Timeline, candidates: list[Candidate]) -> list[Candidate]:
+    """A death read from an uncaught exception whose type is cut off (`type_cut`) says the least of all: it
+    counts only where no other line says more, no other death, cause of no rank, or rank named as waited for."""
+    cut = [c for c in candidates if c.evidence and tl.events[c.evidence[0]].facts.get("type_cut") == "1"]
+    if not cut:
+        return candidates
+    telling = len(cut) < len(candidates) or any(
+        (e.role is Role.CAUSE and e.rank is None) or Effect.NAMES_CULPRIT in e.effects for e in tl.events
+    )
+    return [c for c in candidates if c not in cut] if telling else candidates
+
+
 def _candidate(tl: Timeline, r: RankState, teardown: datetime | None, began: datetime | None) -> Candidate | None:
     code = signal_code(r.exit.code) if r.exit else None
     steps = [j for j in r.events if tl.events[j].role is Role.PROGRESS]  # a few: the scan thins them
@@ -993,9 +1006,11 @@ def _note_clock_off(tl: Timeline, r: RankState, e: Event, off: timedelta) -> Non
 
 
 def _decisive(tl: Timeline, causes: list[int]) -> int:
-    """The most telling cause event of a rank: a kernel OOM beats the SIGKILL it caused, then the earliest."""
+    """The most telling cause event of a rank: a kernel OOM beats the SIGKILL it caused, then the earliest
+    that says what it was (an exception whose type is cut off says least)."""
     kernel = [i for i in causes if tl.events[i].cause is Cause.HOST_OOM]
-    return kernel[0] if kernel else causes[0]
+    said = [i for i in causes if tl.events[i].facts.get("type_cut") != "1"]
+    return kernel[0] if kernel else said[0] if said else causes[0]
 
 
 def _support(r: RankState) -> list[int]:
@@ -1210,6 +1225,13 @@ def _name_death(tl: Timeline, f: Findings, skew: timedelta) -> None:
             f"the clocks cannot order rank {first.rank}'s death against rank(s) {ranks} "
             f"(within {skew.total_seconds():g} s skew or no time); rank {first.rank} is named because {why}"
         )
+    if e.facts.get("type_cut") == "1":
+        f.cap(
+            Confidence.LOW,
+            "its exception line is cut off: the type, which says whether it failed of itself or of another rank's "
+            "failure (a DistBackendError), is not in the lines",
+        )
+        f.fetch_next.append(f"the rest of rank {first.rank}'s traceback after {e.where.source}:{e.where.line}")
     if first.from_exit_only:
         f.cap(Confidence.MEDIUM, "the cause is read from an exit status alone, not from a line of the rank's own")
         if others:

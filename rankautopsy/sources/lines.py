@@ -244,7 +244,7 @@ class LineParser:
 
     def _log_line(self, number: int, line: str) -> Line:
         text, prefix = self._message(line)
-        rank, origin = prefix.rank, "prefix"
+        rank, origin = prefix.rank, "excepthook" if prefix.hooked else "prefix"
         if rank is None and prefix.task is not None:
             rank = prefix.task
         if rank is None and self._where.rank is not None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rankautopsy import recache
@@ -161,6 +161,9 @@ class Prefix:
     pid: int | None = None  # the emitting process's (mpirun's host:pid, Ray's pid=)
     stamp: str | None = None  # a timestamp the transport added (kubernetes)
     ray: bool = False  # relayed by Ray's driver: its dedup suffix may end the line
+    # `[rankN]: ` with its space: PyTorch's excepthook tags an uncaught exception's report so (how, not who: no
+    # part of the prefix's identity)
+    hooked: bool = field(default=False, compare=False)
 
 
 NO_PREFIX = Prefix()
@@ -297,9 +300,10 @@ def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str,
         pid = int(m["pid"]) if m["pid"] else pid
     if (layer := _rank_layer(profile)) is not None and (m := layer.match(line, pos)) is not None:
         rank, pos = int(m["rank"]), m.end()
+    hooked = False
     while line.startswith("[", pos):
         if (m := _RANK.match(line, pos)) is not None:
-            rank, pos = int(m["rank"]), m.end()
+            rank, pos, hooked = int(m["rank"]), m.end(), line[m.end() - 1] == " "
         elif (m := _TEE.match(line, pos)) is not None:
             local_rank, pos = int(m["lrank"]), m.end()
         else:
@@ -311,7 +315,7 @@ def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str,
         stamp, pos = m["stamp"], m.end()
     if pos == 0:
         return line, NO_PREFIX
-    return line[pos:], Prefix(rank, local_rank, task, host, pid, stamp, ray)
+    return line[pos:], Prefix(rank, local_rank, task, host, pid, stamp, ray, hooked)
 
 
 def _stamp_at(line: str, pos: int, profile: Profile) -> re.Match[str] | None:
