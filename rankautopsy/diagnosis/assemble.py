@@ -716,14 +716,15 @@ def _event(
                 cause, role, by = found
                 break
         cut = rule.assemble is Assembly.TRACEBACK and "exc_type" not in assembled.facts and by is None
-        hooked = stream.rank_from[hit.index] == "excepthook"  # PyTorch's excepthook tagged it: it was not caught
         if cut and "exc_type" in facts:  # its header named the type (Ray's relay): that is its last line's
             cause, role, by = classify(facts["exc_type"], stream.kind, rules, rule.id, cause, role, budget)
-        elif cut and "spawn_raised" not in assembled.facts and facts.get("fatal") != "1" and not hooked:
-            cause, role = Cause.CONTEXT, Role.CONTEXT  # cut off before its `Type: message`: says nothing of why
-            facts["cut_off"] = "1"  # but something raised: the verdict counts it as a sign of failure
         elif cut and "spawn_raised" not in assembled.facts:
-            facts["type_cut"] = "1"  # an uncaught exception that ended its process, of a type not in the lines
+            # PyTorch's excepthook tagged it, or its header says the process died of it: it was not caught
+            if facts.get("fatal") == "1" or stream.rank_from[hit.index] == "excepthook":
+                facts["type_cut"] = "1"  # an uncaught exception that ended its process, of a type not in the lines
+            else:
+                cause, role = Cause.CONTEXT, Role.CONTEXT  # cut off before its `Type: message`: says nothing of why
+                facts["cut_off"] = "1"  # but something raised: the verdict counts it as a sign of failure
         if by is not None:  # the classifying line's facts and effects are the event's too
             facts = {**_stated(by), **facts, "classified_by": by.rule.rule.id}
             effects = effects | by.rule.rule.effects
