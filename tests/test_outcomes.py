@@ -473,14 +473,14 @@ def test_ctrl_c_is_a_stop_from_outside_and_the_rank_nobody_heard_from_hung(tmp_p
     assert first is not None and (first.rank, first.cause) == (2, Cause.HANG)
 
 
-def test_a_traceback_cut_off_before_its_exception_line_is_no_cause(tmp_path: Path) -> None:
-    """Untagged, a traceback may be a caught exception's, logged: cut before its type, it says only that
-    something raised. Tagged by PyTorch's excepthook (`[rank3]: `), it ended that rank, its type unknown."""
+def test_a_traceback_cut_off_before_its_exception_line_names_no_rank(tmp_path: Path) -> None:
+    """Untagged, a traceback may be a caught exception's, logged: cut before its type, it names no death, only
+    a Python exception seen. Tagged by PyTorch's excepthook (`[rank3]: `), it ended that rank, its type unknown."""
     cut = 'step 1\nTraceback (most recent call last):\n  File "train.py", line 9, in <module>\n    run()\n'
     d = run(tmp_path / "cut", {"rank_3.log": cut, "rank_2.log": "step 1\n"})
-    assert d.verdict.first_death is None or d.verdict.first_death.cause is not Cause.PYTHON_EXCEPTION
-    # no cause, but no "no failure" either: something raised, and the report asks for the traceback's end
-    assert d.verdict.outcome is Outcome.UNDETERMINED
+    assert d.verdict.first_death is not None
+    assert (d.verdict.first_death.rank, d.verdict.first_death.cause) == (None, Cause.PYTHON_EXCEPTION)
+    assert (d.verdict.outcome, d.verdict.confidence) == (Outcome.UNDETERMINED, Confidence.LOW)
     assert any(
         "rank 3 printed a traceback at " in r and "rank_3.log:2 that is cut off" in r for r in d.verdict.reasoning
     )
@@ -492,6 +492,26 @@ def test_a_traceback_cut_off_before_its_exception_line_is_no_cause(tmp_path: Pat
     hooked = run(tmp_path / "hooked", {"console.log": "[rank2]:[I1129 07:00:00.1 x.cpp:1] step 1\n" + tagged}).verdict
     assert hooked.first_death is not None and (hooked.first_death.rank, hooked.confidence) == (3, Confidence.LOW)
     assert any("the rest of rank 3's traceback" in step for step in hooked.fetch_next)
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        '  File "/opt/conda/lib/python3.10/site-packages/torch/distributed/run.py", line 762, in main',
+        '  File "/opt/conda/lib/python3.10/site-packages/torch/multiprocessing/spawn.py", line 160, in join',
+        'File "E:\\env\\lib\\site-packages\\accelerate\\commands\\launch.py", line 734, in multi_gpu_launcher',
+    ],
+)
+def test_a_launchers_traceback_cut_off_is_no_python_exception_of_the_job(tmp_path: Path, frame: str) -> None:
+    """torchrun, mp.spawn's parent and Accelerate raise in their own code because a worker failed: their
+    traceback cut before its ChildFailedError says a worker failed, not that the job's code raised."""
+    console = f'step 1\nTraceback (most recent call last):\n  File "/usr/bin/torchrun", line 8, in <module>\n{frame}\n'
+    d = run(tmp_path, {"console.log": console})
+    assert d.verdict.outcome is Outcome.UNDETERMINED
+    assert d.verdict.first_death is None
+    worker = console.replace(frame, '  File "train.py", line 9, in <module>')
+    first = run(tmp_path / "worker", {"console.log": worker}).verdict.first_death
+    assert first is not None and first.cause is Cause.PYTHON_EXCEPTION
 
 
 def test_a_rank_whose_traceback_is_cut_is_not_eliminated_as_the_one_that_reported_nothing(tmp_path: Path) -> None:

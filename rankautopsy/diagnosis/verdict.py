@@ -226,6 +226,7 @@ def _settle_without_culprit(tl: Timeline, f: Findings) -> None:
         f.reasoning.append("causes seen without a rank: " + ", ".join(sorted(c.value for c in causes)))
     elif cut := _cut_off(tl):
         _cut_report(cut[0], f)
+        _raised_of_unknown_type(tl, cut, f)
     elif (failed := _launch_failed(tl)) is not None:
         f.launch_failed = failed
         f.reasoning.append(
@@ -283,6 +284,36 @@ def _cut_report(e: Event, f: Findings) -> None:
     )
     whose = f"{who}'s output" if e.rank is not None else "the output"
     f.fetch_next.append(f"the rest of {whose} after {at} (the traceback's end)")
+
+
+def _raised_of_unknown_type(tl: Timeline, cut: list[Event], f: Findings) -> None:
+    """Where all that failed is Python tracebacks cut before their `Type: message` line, a Python exception is
+    the cause seen, of a type (and an effect on its process: a caught one, logged, looks the same) the lines
+    do not give. Not where an excerpt opens inside a report (its head named the error) or a relay is cut."""
+    if any(_head_cut(e) or e.facts.get("cut_off") == "relay" for e in cut):
+        return
+    own = [e for e in cut if not _launchers(tl, e)]
+    if not own:
+        return
+    e = own[0]
+    i = tl.events.index(e)
+    f.first = FirstDeath(
+        rank=None, cause=Cause.PYTHON_EXCEPTION, rule=e.read_by, detail=e.text.strip()[:200], method="unattributed",
+        evidence=_evidence(tl, [i]), host=e.host, pid=own_pid(e),
+    )  # fmt: skip
+    f.cap(Confidence.LOW, "the exception's type is cut off, and whether it ended its process is not in the lines")
+
+
+def _launchers(tl: Timeline, cut: Event) -> bool:
+    """Whether a cut traceback runs through a launcher's own code (`launcher_raised`): a frame of it below the
+    header, before the next traceback of that source and rank."""
+    later = sorted(
+        (e.where.line, e.facts.get("launcher_raised") == "1")
+        for e in tl.events
+        if e.where.source == cut.where.source and e.rank == cut.rank and e.where.line > cut.where.line
+        and ("launcher_raised" in e.facts or "exc_type" in e.facts or _is_cut_off(e))
+    )  # fmt: skip
+    return bool(later) and later[0][1]
 
 
 def _head_to_fetch(e: Event) -> str:
