@@ -2449,3 +2449,17 @@ def test_a_torchrun_table_field_of_a_sigkill_without_its_entry_header_is_a_kill_
     term = fields.replace("-9 (SIGKILL)", "-15 (SIGTERM)").replace("Signal 9 (SIGKILL)", "Signal 15 (SIGTERM)")
     first = run(tmp_path / "term", {"console.log": term}).verdict.first_death
     assert first is None or first.cause is not Cause.KILLED
+
+
+@pytest.mark.parametrize(
+    ("said", "cause"),
+    [("Segmentation fault: 11 (11)", Cause.SEGFAULT), ("Bus error: 10 (10)", Cause.BUS_ERROR),
+     ("Abort trap: 6 (6)", Cause.ABORT)],
+)  # fmt: skip
+def test_open_mpis_crash_handler_on_macos_names_the_signal_with_its_number(
+    tmp_path: Path, said: str, cause: Cause
+) -> None:
+    """Open MPI prints strsignal(): macOS's `Segmentation fault: 11`, then ` (11)`."""
+    console = f"[mac01:08691] *** Process received signal ***\n[mac01:08691] Signal: {said}\n"
+    first = run(tmp_path, {"console.log": console}).verdict.first_death
+    assert first is not None and (first.rank, first.cause, first.pid) == (None, cause, 8691)
