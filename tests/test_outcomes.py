@@ -514,6 +514,21 @@ def test_a_launchers_traceback_cut_off_is_no_python_exception_of_the_job(tmp_pat
     assert first is not None and first.cause is Cause.PYTHON_EXCEPTION
 
 
+def test_a_cut_traceback_under_a_collective_timeout_gives_no_cause(tmp_path: Path) -> None:
+    """After a collective timeout in its output, a traceback cut before its type is as likely that wait's
+    DistBackendError as a failure of its own: the verdict gives no cause. Before it, it is the cause seen."""
+    timeout = (
+        "[E ProcessGroupNCCL.cpp:821] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, "
+        "OpType=ALLGATHER, Timeout(ms)=1800000) ran for 1808940 milliseconds before timing out.\n"
+    )
+    cut = 'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n    run()\n'
+    under = run(tmp_path / "under", {"console.log": timeout + cut}).verdict
+    assert under.outcome is Outcome.UNDETERMINED
+    assert under.first_death is None or under.first_death.cause is not Cause.PYTHON_EXCEPTION
+    above = run(tmp_path / "above", {"console.log": "step 1\n" + cut.replace("    run()\n", "") + timeout}).verdict
+    assert above.first_death is not None and above.first_death.cause is Cause.PYTHON_EXCEPTION
+
+
 def test_a_rank_whose_traceback_is_cut_is_not_eliminated_as_the_one_that_reported_nothing(tmp_path: Path) -> None:
     """Rank 1 lost its peer; rank 2's traceback ends before its exception. Its exception may be the same
     lost peer: it is not "the only rank that did not report waiting", and nothing else names a culprit."""

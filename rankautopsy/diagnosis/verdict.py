@@ -292,7 +292,7 @@ def _raised_of_unknown_type(tl: Timeline, cut: list[Event], f: Findings) -> None
     do not give. Not where an excerpt opens inside a report (its head named the error) or a relay is cut."""
     if any(_head_cut(e) or e.facts.get("cut_off") == "relay" for e in cut):
         return
-    own = [e for e in cut if not _launchers(tl, e)]
+    own = [e for e in cut if not _launchers(tl, e) and not _after_a_wait(tl, e)]
     if not own:
         return
     e = own[0]
@@ -302,6 +302,16 @@ def _raised_of_unknown_type(tl: Timeline, cut: list[Event], f: Findings) -> None
         evidence=_evidence(tl, [i]), host=e.host, pid=own_pid(e),
     )  # fmt: skip
     f.cap(Confidence.LOW, "the exception's type is cut off, and whether it ended its process is not in the lines")
+
+
+def _after_a_wait(tl: Timeline, cut: Event) -> bool:
+    """Whether a symptom of waiting (a collective timeout, a lost peer) came before a cut traceback in its
+    source: the traceback is as likely that wait's exception (a DistBackendError) as a failure of its own."""
+    return any(
+        e.role is Role.SYMPTOM and Effect.TEARDOWN not in e.effects
+        and e.where.source == cut.where.source and e.where.line < cut.where.line
+        for e in tl.events
+    )  # fmt: skip
 
 
 def _launchers(tl: Timeline, cut: Event) -> bool:
