@@ -2463,3 +2463,13 @@ def test_open_mpis_crash_handler_on_macos_names_the_signal_with_its_number(
     console = f"[mac01:08691] *** Process received signal ***\n[mac01:08691] Signal: {said}\n"
     first = run(tmp_path, {"console.log": console}).verdict.first_death
     assert first is not None and (first.rank, first.cause, first.pid) == (None, cause, 8691)
+
+
+def test_deepspeeds_failed_cublas_gemm_is_a_device_error_of_its_rank(tmp_path: Path) -> None:
+    gemm = "!!!! kernel execution error. (m: 768, n: 4608, k: 3072, error: 13)\n"
+    log = "step 3\n" + gemm * 3 + 'Traceback (most recent call last):\n  File "run_squad.py", line 9, in <module>\n'
+    first = run(tmp_path / "failed", {"rank_2.log": log, "rank_1.log": "step 3\n"}).verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (2, Cause.CUDA_ERROR)
+    alloc = log.replace("error: 13", "error: 3")
+    first = run(tmp_path / "alloc", {"rank_2.log": alloc, "rank_1.log": "step 3\n"}).verdict.first_death
+    assert first is None or first.cause is not Cause.CUDA_ERROR
