@@ -2473,3 +2473,22 @@ def test_deepspeeds_failed_cublas_gemm_is_a_device_error_of_its_rank(tmp_path: P
     alloc = log.replace("error: 13", "error: 3")
     first = run(tmp_path / "alloc", {"rank_2.log": alloc, "rank_1.log": "step 3\n"}).verdict.first_death
     assert first is None or first.cause is not Cause.CUDA_ERROR
+
+
+def test_open_mpis_failed_exec_of_the_application_is_a_launch_failure_not_no_failure(tmp_path: Path) -> None:
+    execve = (
+        'Open MPI tried to fork a new process via the "execve" system call but\n'
+        "failed.  Open MPI checks many things before attempting to launch a\n"
+        "child process, but nothing is perfect. Your job will now\nabort.\n\n"
+        "  Local host:        imre\n  Application name:  /home/imre/caffe\n  Error:             Permission denied\n"
+        "[imre:21345] 3 more processes have sent help message help-orte-odls-default.txt / execve error\n"
+    )
+    found = run(tmp_path / "execve", {"console.log": execve}).verdict
+    assert found.outcome is Outcome.UNDETERMINED and found.first_death is None
+    assert any("could not start the job" in r for r in found.reasoning)
+    missing = (
+        "mpirun was unable to launch the specified application as it could not access\n"
+        "or execute an executable:\n\nExecutable: ./a.out\nNode: box0101\n\n"
+        "while attempting to start process rank 17.\n2 total processes failed to start\n"
+    )
+    assert run(tmp_path / "missing", {"console.log": missing}).verdict.outcome is Outcome.UNDETERMINED
