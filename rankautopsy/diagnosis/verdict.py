@@ -306,17 +306,20 @@ def _raised_of_unknown_type(tl: Timeline, cut: list[Event], f: Findings) -> None
 
 def _after_a_wait(tl: Timeline, cut: Event) -> bool:
     """Whether a symptom of waiting (a collective timeout, a lost peer) came before a cut traceback in its
-    source: the traceback is as likely that wait's exception (a DistBackendError) as a failure of its own."""
+    source, or is in another: the traceback is as likely that wait's exception (a DistBackendError, the same
+    lost peer) as a failure of its own."""
     return any(
         e.role is Role.SYMPTOM and Effect.TEARDOWN not in e.effects
-        and e.where.source == cut.where.source and e.where.line < cut.where.line
+        and (e.where.source != cut.where.source or e.where.line < cut.where.line)
         for e in tl.events
     )  # fmt: skip
 
 
 def _launchers(tl: Timeline, cut: Event) -> bool:
     """Whether a cut traceback runs through a launcher's own code (`launcher_raised`): a frame of it below the
-    header, before the next traceback of that source and rank."""
+    header, before the next traceback of that source and rank; or whose header names spawn's relay."""
+    if "launcher_raised" in cut.facts:
+        return True
     later = sorted(
         (e.where.line, e.facts.get("launcher_raised") == "1")
         for e in tl.events
