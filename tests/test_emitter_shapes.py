@@ -2492,3 +2492,19 @@ def test_open_mpis_failed_exec_of_the_application_is_a_launch_failure_not_no_fai
         "while attempting to start process rank 17.\n2 total processes failed to start\n"
     )
     assert run(tmp_path / "missing", {"console.log": missing}).verdict.outcome is Outcome.UNDETERMINED
+
+
+def test_an_excerpt_opening_inside_a_torchrun_table_entry_is_that_ranks_failure_not_a_first_death(
+    tmp_path: Path,
+) -> None:
+    entry = (
+        "  time      : 2022-04-06_11:46:18\n  host      : cn102\n  rank      : 7 (local_rank: 3)\n"
+        "  exitcode  : 1 (pid: 5002)\n  error_file: /tmp/torchelastic_x/attempt_0/3/error.json\n"
+        "  traceback : Traceback (most recent call last):\n"
+    )
+    d = run(tmp_path / "cut", {"console.log": entry})
+    assert d.verdict.outcome is Outcome.UNDETERMINED
+    assert any("open inside torchrun's failure table, in rank 7's entry" in r for r in d.verdict.reasoning)
+    whole = "Root Cause (first observed failure):\n[0]:\n" + entry
+    first = run(tmp_path / "whole", {"console.log": whole}).verdict.first_death
+    assert first is not None and first.rank == 7

@@ -412,9 +412,12 @@ def assemble_faulthandler(stream: Stream, start: int) -> Assembled:
 
 
 def assemble_table_entry(stream: Stream, start: int) -> Assembled:
+    """One entry of torchrun's failure table from its `[N]:` header, or from its first field where an excerpt
+    opens inside it (its header, and whether it was the root cause, above the cut: `root_cause: "?"`)."""
     result = Assembled(start)
     key = None
-    for j in range(start + 1, min(len(stream), start + 60)):
+    cut = _TABLE_FIELD.match(stream.texts[start]) is not None
+    for j in range(start if cut else start + 1, min(len(stream), start + 60)):
         text = stream.texts[j]
         m = _TABLE_FIELD.match(text)
         if m is not None:
@@ -435,7 +438,7 @@ def assemble_table_entry(stream: Stream, start: int) -> Assembled:
             break
         result.end = j
         result.lines.append(j)
-    result.facts["root_cause"] = "1" if _under_root_cause(stream, start) else "0"
+    result.facts["root_cause"] = "?" if cut else "1" if _under_root_cause(stream, start) else "0"
     return result
 
 

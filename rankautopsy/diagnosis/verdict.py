@@ -1315,17 +1315,22 @@ def _name_death(tl: Timeline, f: Findings, skew: timedelta) -> None:
 
 
 def _listed_as_other_failure(tl: Timeline, c: Candidate) -> bool:
-    """Whether the exit is an entry of torchrun's failure table under `Failures:`, and the table's `Root
-    Cause (first observed failure)` entry is not in the lines: the table lists there every failure but
-    the one it names as the root cause, so another rank failed, and was noticed first."""
-    return tl.root_cause_rank is None and any(tl.events[i].facts.get("root_cause") == "0" for i in c.evidence)
+    """Whether the exit is an entry of torchrun's failure table under `Failures:` (or one whose header the
+    excerpt cut away, `root_cause: "?"`), and the table's `Root Cause (first observed failure)` entry is not
+    in the lines: the table lists there every failure but the one it names as the root cause."""
+    return tl.root_cause_rank is None and any(tl.events[i].facts.get("root_cause") in ("0", "?") for i in c.evidence)
 
 
 def _root_cause_unseen(tl: Timeline, f: Findings, first: Candidate) -> None:
     f.outcome = Outcome.UNDETERMINED
+    cut = any(tl.events[i].facts.get("root_cause") == "?" for i in first.evidence)
     f.reasoning[:] = [
-        f"torchrun's failure table lists rank {first.rank} ({first.detail}) under 'Failures:', where it puts every "
-        "failure but its root cause: another rank failed and was noticed first, and its entry is not in these lines"
+        f"the lines open inside torchrun's failure table, in rank {first.rank}'s entry ({first.detail}): the table "
+        "lists every failed worker, and whether this one is its root cause (the failure noticed first) is above the cut"
+        if cut
+        else f"torchrun's failure table lists rank {first.rank} ({first.detail}) under 'Failures:', where it puts "
+        "every failure but its root cause: another rank failed and was noticed first, and its entry is not in "
+        "these lines"
     ]
     f.cap(Confidence.LOW, "the failure table's root-cause entry is not in the lines")
     f.fetch_next.append("the rest of torchrun's failure table: its 'Root Cause (first observed failure)' entry")
