@@ -83,6 +83,10 @@ from rankautopsy.sources.sanitize import _clean_unprintable, clean, clean_pieces
             Prefix(rank=2, stamp="Wed Mar 10 13:22:37 2021"),
         ),
         ("Wed Mar 10 13:22:37 2021 was a Wednesday", "Wed Mar 10 13:22:37 2021 was a Wednesday", Prefix()),
+        # a terminal's echo of Ctrl-C glued to the next line printed
+        ("^CTraceback (most recent call last):", "Traceback (most recent call last):", Prefix()),
+        ("^C^C[1,3]<stderr>:Traceback", "Traceback", Prefix(rank=3)),
+        ("^C", "", Prefix()),
         (
             "2018-07-30 06:41:52.525932: W tensorflow/core/x.cc:1] y",
             "2018-07-30 06:41:52.525932: W tensorflow/core/x.cc:1] y",

@@ -240,6 +240,8 @@ def strip_prefixes(line: str, *, srun_labels: bool = False, profile: Profile = P
 
 def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str, Prefix]:
     """The built-in layers (kubernetes, collectors, pdsh, srun, mpirun, torchrun, PyTorch), outside in."""
+    if line.startswith(_CTRL_C):  # a terminal's echo of Ctrl-C, glued to the next line printed after it
+        return _strip_builtin(_without_ctrl_c(line), srun_labels, profile)
     if line[:1] in "rd" and _CUT_TAG.match(line):
         return _strip_builtin("[" + line, srun_labels, profile)
     if not line or (
@@ -316,6 +318,15 @@ def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str,
     if pos == 0:
         return line, NO_PREFIX
     return line[pos:], Prefix(rank, local_rank, task, host, pid, stamp, ray, hooked)
+
+
+_CTRL_C = "^C"
+
+
+def _without_ctrl_c(line: str) -> str:
+    while line.startswith(_CTRL_C):
+        line = line[len(_CTRL_C) :]
+    return line
 
 
 def _stamp_at(line: str, pos: int, profile: Profile) -> re.Match[str] | None:
