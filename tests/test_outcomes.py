@@ -514,6 +514,16 @@ def test_a_launchers_traceback_cut_off_is_no_python_exception_of_the_job(tmp_pat
     assert first is not None and first.cause is Cause.PYTHON_EXCEPTION
 
 
+def test_a_cut_traceback_whose_process_went_on_gives_no_cause(tmp_path: Path) -> None:
+    """Under `Exception ignored in:` (a `__del__` that raised at shutdown) the process went on: cut before its
+    type, the traceback is no Python exception that ended anything."""
+    cut = 'Traceback (most recent call last):\n  File "llm.py", line 732, in __del__\n    self.shutdown()\n'
+    ignored = run(tmp_path / "ignored", {"console.log": "Exception ignored in: <function LLM.__del__>\n" + cut})
+    assert ignored.verdict.first_death is None or ignored.verdict.first_death.cause is not Cause.PYTHON_EXCEPTION
+    raised = run(tmp_path / "raised", {"console.log": "step 1\n" + cut}).verdict.first_death
+    assert raised is not None and raised.cause is Cause.PYTHON_EXCEPTION
+
+
 def test_a_cut_traceback_under_a_collective_timeout_gives_no_cause(tmp_path: Path) -> None:
     """After a collective timeout in its output, a traceback cut before its type is as likely that wait's
     DistBackendError as a failure of its own: the verdict gives no cause. Before it, it is the cause seen."""

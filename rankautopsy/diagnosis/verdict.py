@@ -292,7 +292,7 @@ def _raised_of_unknown_type(tl: Timeline, cut: list[Event], f: Findings) -> None
     do not give. Not where an excerpt opens inside a report (its head named the error) or a relay is cut."""
     if any(_head_cut(e) or e.facts.get("cut_off") == "relay" for e in cut):
         return
-    own = [e for e in cut if not _launchers(tl, e) and not _after_a_wait(tl, e)]
+    own = [e for e in cut if not _process_went_on(e) and not _launchers(tl, e) and not _after_a_wait(tl, e)]
     if not own:
         return
     e = own[0]
@@ -302,6 +302,11 @@ def _raised_of_unknown_type(tl: Timeline, cut: list[Event], f: Findings) -> None
         evidence=_evidence(tl, [i]), host=e.host, pid=own_pid(e),
     )  # fmt: skip
     f.cap(Confidence.LOW, "the exception's type is cut off, and whether it ended its process is not in the lines")
+
+
+def _process_went_on(e: Event) -> bool:
+    """A traceback under `Exception ignored in:` or `Exception in thread NAME:`: its process went on."""
+    return "ignored" in e.facts or "in_thread" in e.facts
 
 
 def _after_a_wait(tl: Timeline, cut: Event) -> bool:
