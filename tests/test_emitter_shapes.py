@@ -2508,3 +2508,12 @@ def test_an_excerpt_opening_inside_a_torchrun_table_entry_is_that_ranks_failure_
     whole = "Root Cause (first observed failure):\n[0]:\n" + entry
     first = run(tmp_path / "whole", {"console.log": whole}).verdict.first_death
     assert first is not None and first.rank == 7
+
+
+def test_rllibs_worker_crashed_line_says_a_process_failed_without_naming_it(tmp_path: Path) -> None:
+    crashed = (
+        "(pid=1279) 2019-12-29 10:34:31,348\tINFO trainer.py:366 -- Worker crashed during call to train(). "
+        "To attempt to continue training without the failed worker, set `'ignore_worker_failures': True`.\n"
+    )
+    d = run(tmp_path, {"console.log": "== Status ==\nNumber of trials: 1 ({'RUNNING': 1})\n" + crashed})
+    assert d.verdict.outcome is Outcome.UNDETERMINED and d.verdict.first_death is None
