@@ -18,7 +18,7 @@ FACT_NAMES = frozenset(
         "pg", "comm_rank", "nranks", "busid", "peer", "status",
         "last_enqueued", "last_completed", "op", "timeout_ms", "step", "total_steps", "exitcode",
         "signal", "exc_type", "exc_msg", "comm", "what", "idx", "ranks", "oom", "culprit", "culprits",
-        "culprit_local_rank", "world_size", "memory", "at", "memcg",
+        "culprit_local_rank", "world_size", "memory", "at", "memcg", "launcher_raised",
     }
 )  # fmt: skip
 PACKS = {

@@ -322,11 +322,11 @@ def _after_a_wait(tl: Timeline, cut: Event) -> bool:
 
 def _launchers(tl: Timeline, cut: Event) -> bool:
     """Whether a cut traceback runs through a launcher's own code (`launcher_raised`): a frame of it below the
-    header, before the next traceback of that source and rank; or whose header names spawn's relay."""
+    header (or its header, IPython's naming spawn's relay), before the next traceback of that source and rank."""
     if "launcher_raised" in cut.facts:
         return True
     later = sorted(
-        (e.where.line, e.facts.get("launcher_raised") == "1")
+        (e.where.line, "launcher_raised" in e.facts)
         for e in tl.events
         if e.where.source == cut.where.source and e.rank == cut.rank and e.where.line > cut.where.line
         and ("launcher_raised" in e.facts or "exc_type" in e.facts or _is_cut_off(e))
