@@ -84,6 +84,7 @@ _TORCHX = recache.compile(r"(?P<role>[A-Za-z_][\w.-]{0,62})/(?P<replica>\d{1,9})
 # A test harness's tee of its child's streams: `stderr: <line>` (accelerate's and transformers'
 # execute_subprocess_async print `label, line`), taken before the child's own layers.
 _HARNESS = ("stdout: ", "stderr: ")
+_CTRL_C = "^C"  # a terminal's echo of Ctrl-C: the next line printed follows it on the same line
 # FastChat's and LLaVA's `StreamToLogger`: each line a process wrote to stdout or stderr, logged as a record
 # of the logger named after that stream (`%(asctime)s | %(levelname)s | %(name)s | %(message)s`).
 _STREAM_RECORD = recache.compile(
@@ -240,7 +241,7 @@ def strip_prefixes(line: str, *, srun_labels: bool = False, profile: Profile = P
 
 def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str, Prefix]:
     """The built-in layers (kubernetes, collectors, pdsh, srun, mpirun, torchrun, PyTorch), outside in."""
-    if line.startswith(_CTRL_C):  # a terminal's echo of Ctrl-C, glued to the next line printed after it
+    if line.startswith(_CTRL_C):
         return _strip_builtin(_without_ctrl_c(line), srun_labels, profile)
     if line[:1] in "rd" and _CUT_TAG.match(line):
         return _strip_builtin("[" + line, srun_labels, profile)
@@ -318,9 +319,6 @@ def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str,
     if pos == 0:
         return line, NO_PREFIX
     return line[pos:], Prefix(rank, local_rank, task, host, pid, stamp, ray, hooked)
-
-
-_CTRL_C = "^C"
 
 
 def _without_ctrl_c(line: str) -> str:
