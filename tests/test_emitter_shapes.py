@@ -2517,3 +2517,16 @@ def test_rllibs_worker_crashed_line_says_a_process_failed_without_naming_it(tmp_
     )
     d = run(tmp_path, {"console.log": "== Status ==\nNumber of trials: 1 ({'RUNNING': 1})\n" + crashed})
     assert d.verdict.outcome is Outcome.UNDETERMINED and d.verdict.first_death is None
+
+
+def test_nccls_cuda_failure_is_tied_to_its_rank_through_the_pid_of_an_old_init_line(tmp_path: Path) -> None:
+    """NCCL before 2.7 logs `comm 0x.. rank 1 nranks 2 cudaDev 0 nvmlDev 0 - Init COMPLETE` without a busId;
+    its WARN lines carry `host:pid:tid`, the same pid."""
+    console = (
+        "ubuntu:107847:107878 [0] NCCL INFO comm 0x7fab54002730 rank 0 nranks 2 cudaDev 0 nvmlDev 0 - Init COMPLETE\n"
+        "ubuntu:107848:107879 [0] NCCL INFO comm 0x7fab54002731 rank 1 nranks 2 cudaDev 0 nvmlDev 0 - Init COMPLETE\n"
+        "ubuntu:107848:107848 [0] enqueue.cc:197 NCCL WARN Cuda failure 'invalid device function'\n"
+        "ubuntu:107848:107848 [0] NCCL INFO misc/group.cc:148 -> 1\n"
+    )
+    first = run(tmp_path, {"console.log": console}).verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (1, Cause.NCCL_ERROR)
