@@ -2530,3 +2530,19 @@ def test_nccls_cuda_failure_is_tied_to_its_rank_through_the_pid_of_an_old_init_l
     )
     first = run(tmp_path, {"console.log": console}).verdict.first_death
     assert first is not None and (first.rank, first.cause) == (1, Cause.NCCL_ERROR)
+
+
+@pytest.mark.parametrize(("closing", "named"), [("=" * 60, True), ("-" * 60, False)])
+def test_the_line_that_closes_a_table_entry_says_whether_it_is_the_root_cause(
+    tmp_path: Path, closing: str, named: bool
+) -> None:
+    """torch 1.11+ prints the root cause last and closes the table with `====`; the other failures' section
+    ends with `----`: an entry cut at its top is the root cause when `====` follows it."""
+    entry = (
+        "  rank      : 1 (local_rank: 1)\n  exitcode  : 1 (pid: 8181)\n  error_file: <N/A>\n"
+        "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html\n"
+    )
+    d = run(tmp_path, {"console.log": entry + closing + "\n"})
+    first = d.verdict.first_death
+    assert (first is not None and first.rank == 1) == named
+    assert (d.verdict.outcome is Outcome.UNDETERMINED) != named

@@ -71,6 +71,7 @@ _FH_LINE = recache.compile(
 )
 _FH_FRAME = recache.compile(r'^\s+File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<func>.+)$')
 # at any indent: a paste may have lost it
+_TABLE_RULE = recache.compile(r"^(?P<char>[=-])(?P=char){19,}\s*$")  # the table's border and section lines
 _TABLE_FIELD = recache.compile(r"^\s*(?P<key>time|host|rank|exitcode|error_file|traceback|msg)\s*:\s?(?P<value>.*)$")
 # torch 1.9-1.10 print the error file's record under `msg:`: its `"message": "Type: text"` is what the rank raised
 _MSG_MESSAGE = recache.compile(r'^"message": "(?P<message>(?:[^"\\]|\\.)*)"')
@@ -424,6 +425,7 @@ def assemble_table_entry(stream: Stream, start: int) -> Assembled:
             key, value = m["key"], m["value"].strip()
             if key == "msg":  # torch 1.9-1.10: the error file's JSON record, or a quoted line
                 key, value = "traceback", "" if value == "{" else value.strip('"')
+                result.facts["table_format"] = "1.9"
             result.facts[f"table_{key}"] = value
             _table_fact(result.facts, key, value)
         elif key == "traceback" and text.startswith("  ") and text.strip():
@@ -438,7 +440,10 @@ def assemble_table_entry(stream: Stream, start: int) -> Assembled:
             break
         result.end = j
         result.lines.append(j)
-    result.facts["root_cause"] = "?" if cut else "1" if _under_root_cause(stream, start) else "0"
+    under = None if cut else _under_root_cause(stream, start)
+    if under is None:
+        under = _closed_as_root_cause(stream, result)
+    result.facts["root_cause"] = "?" if under is None else "1" if under else "0"
     return result
 
 
@@ -458,14 +463,28 @@ def _table_fact(facts: dict[str, str], key: str, value: str) -> None:
         facts["signal"] = m["name"]
 
 
-def _under_root_cause(stream: Stream, start: int) -> bool:
+def _under_root_cause(stream: Stream, start: int) -> bool | None:
+    """Whether the section header above the entry is the root cause's; None where no header is in the lines."""
     for j in range(start - 1, max(-1, start - 400), -1):
         text = stream.texts[j]
         if text.startswith("Root Cause"):
             return True
         if text.startswith(("Failures:", "Other Failures:")):  # torch 1.9-1.10 put the others after the root cause
             return False
-    return False
+    return None
+
+
+def _closed_as_root_cause(stream: Stream, entry: Assembled) -> bool | None:
+    """Whether the line that closes the entry makes it the root cause: torch 1.11+ prints the root cause last,
+    under the other failures, and closes the table with `====`, the other failures' section with `----`;
+    torch 1.9-1.10 (its entries' `msg:` field) the other way round. None where no such line follows."""
+    after = entry.end + 1
+    if after >= len(stream) or not (m := _TABLE_RULE.match(stream.texts[after])):
+        return None
+    old = entry.facts.get("table_format") == "1.9"
+    if not old and "table_host" not in entry.facts and "table_traceback" not in entry.facts:
+        return None  # which torch printed it is not in the lines
+    return (m["char"] == "=") != old
 
 
 _CONTINUE_LOOK = 3  # lines after the first that may hold the rest (a blank line between is common)
