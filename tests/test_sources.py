@@ -954,3 +954,18 @@ def test_the_excepthooks_rank_tag_is_told_from_c10s() -> None:
     assert strip_prefixes("[rank3]: [rank3]:     return func(*args, **kwargs)")[1].hooked
     assert not strip_prefixes("[rank0]:[E1218 20:27:21.426415540 ProcessGroupNCCL.cpp:629] [Rank 0] Watchdog")[1].hooked
     assert not strip_prefixes("[default2]:Traceback (most recent call last):")[1].hooked
+
+
+@pytest.mark.parametrize(
+    ("line", "message", "rank"),
+    [
+        ("[2022-06-09T09:22:31.405194Z] 8de2ca81 || [0]:", "[0]:", None),
+        ("[2024-02-27T21:35:32.106313Z] fa88a9df [rank=3] || ERROR: Traceback (most recent call last):",
+         "Traceback (most recent call last):", 3),
+        ("[2022-06-09T09:22:31.405Z] not a container || x", "not a container || x", None),
+    ],
+)  # fmt: skip
+def test_determineds_trial_log_prefix_is_a_layer_with_its_rank(line: str, message: str, rank: int | None) -> None:
+    """`[stamp] <container id[:8]>[ [rank=N]] || [LEVEL: ]` (Determined's trial logs), on a stamped stream."""
+    stripped, prefix = strip_prefixes(line, profile=Profile(stamped=True))
+    assert (stripped, prefix.rank) == (message, rank)

@@ -84,6 +84,12 @@ _TORCHX = recache.compile(r"(?P<role>[A-Za-z_][\w.-]{0,62})/(?P<replica>\d{1,9})
 # A test harness's tee of its child's streams: `stderr: <line>` (accelerate's and transformers'
 # execute_subprocess_async print `label, line`), taken before the child's own layers.
 _HARNESS = ("stdout: ", "stderr: ")
+# Determined AI's trial logs (`det trial logs`, the web UI): after the record's `[stamp] ` its container id's first
+# eight hex digits, ` [rank=N]` where the process is a rank of the trial, ` || `, and its level (`WARNING: `).
+_DETERMINED = recache.compile(
+    r"(?:[0-9a-f]{8}|\[UNKNOWN CONTAINER\])(?: \[rank=(?P<rank>\d{1,9})\])? \|\| "
+    r"(?:(?:TRACE|DEBUG|INFO|WARNING|ERROR|CRITICAL): )?"
+)
 _CTRL_C = "^C"  # a terminal's echo of Ctrl-C: the next line printed follows it on the same line
 # FastChat's and LLaVA's `StreamToLogger`: each line a process wrote to stdout or stderr, logged as a record
 # of the logger named after that stream (`%(asctime)s | %(levelname)s | %(name)s | %(message)s`).
@@ -278,6 +284,8 @@ def _strip_builtin(line: str, srun_labels: bool, profile: Profile) -> tuple[str,
         stamp, pos = found.get("stamp") or found.get("syslog"), m.end()
         if profile.stamped and line.startswith("[", pos) and (m := _LEVEL_TAG.match(line, pos)) is not None:
             pos = m.end()
+        elif stamp is not None and (m := _DETERMINED.match(line, pos)) is not None:
+            pos, rank = m.end(), int(m["rank"]) if m["rank"] else None
     ray = False
     for _ in range(2):  # a process's own `(Name pid=N) ` under Ray's relay of it (vLLM's engine in a Ray actor)
         at = _lost_colour_end(line, pos)
