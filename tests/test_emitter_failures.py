@@ -753,7 +753,7 @@ def test_an_actor_whose_constructor_raised_failed_the_job(tmp_path: Path, end: s
     [
         ("947981.0", "Fatal error in PMPI_Comm_connect: Invalid port", (519, Cause.ABORT)),
         ("unknown", "application called MPI_Abort(MPI_COMM_WORLD, 1) - process 0", (None, Cause.ABORT)),
-        ("947981.0", "Fatal error in PMPI_Iprobe: Other MPI error", (None, None)),
+        ("947981.0", "Fatal error in PMPI_Iprobe: Other MPI error", (519, Cause.ABORT)),
     ],
 )
 def test_a_cray_mpich_abort_is_its_ranks_own_end_unless_a_peer_can_have_caused_it(
@@ -761,7 +761,7 @@ def test_a_cray_mpich_abort_is_its_ranks_own_end_unless_a_peer_can_have_caused_i
 ) -> None:
     """Cray MPICH's `MPICH ERROR [Rank R] [job id J] ... - Abort(code) (rank r in comm 0): message`: the aborting
     rank's own end, as upstream's `Abort(code) on node R`; where PMI gave it no rank (`job id unknown`) its `Rank 0`
-    is none, and `Other MPI error` (a dead peer causes it too) names no cause."""
+    is none; `Other MPI error` (a dead peer causes it too) is the rank's abort where no other rank failed."""
     line = (
         f"MPICH ERROR [Rank 519] [job id {job}] [Tue Jun 11 15:11:42 2024] [c1207] - Abort(539602063) "
         f"(rank 519 in comm 0): {error}, error stack:\n"
@@ -923,3 +923,18 @@ def test_a_terminate_after_the_failure_it_ends_with_is_that_failures_tail(tmp_pa
         "terminate called after throwing an instance of 'ccl::v1::exception'\n"
     )
     assert first(run(tmp_path, {"console.log": lines})) == (None, Cause.CUDA_OOM)
+
+
+def test_an_mpich_abort_a_peer_can_cause_names_its_rank_only_where_no_other_rank_failed(tmp_path: Path) -> None:
+    """MPICH's abort on `Other MPI error` (an invalid communicator, a failed GPU IPC mapping, a network error):
+    alone, that rank's abort at `medium`; beside another rank's failure, wherever printed, the other's."""
+    abort = (
+        "Abort(203042319) on node 4092 (rank 4092 in comm 0): Fatal error in PMPI_Wait: Other MPI error, error stack:\n"
+        "PMPI_Wait(205)..................: MPI_Wait(request=0x7ffd5b0155cc, status=0x1) failed\n"
+        "MPIDU_Sched_progress_state(1036): Invalid communicator\n"
+    )
+    alone = run(tmp_path / "alone", {"console.log": abort})
+    assert first(alone) == (4092, Cause.ABORT) and alone.verdict.confidence is Confidence.MEDIUM
+    peer = "step 3\nFatal Python error: Segmentation fault\n"
+    beside = run(tmp_path / "beside", {"console.log": abort, "rank_7.log": peer})
+    assert first(beside) == (7, Cause.SEGFAULT)

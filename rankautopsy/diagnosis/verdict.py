@@ -120,7 +120,7 @@ def decide(tl: Timeline, skew: timedelta) -> Findings:
             torn_down.pop(c.rank, None)
     candidates += _job_candidates(tl)
     _join_loose_cause(tl, candidates)
-    candidates = _without_cut_types(tl, candidates)
+    candidates = _without_least_telling(tl, candidates)
     candidates.sort(key=lambda c: _time_key(tl, c))
     f = Findings(None, Confidence.HIGH, candidates, collateral, torn_down, clean, [], [], list(tl.notes), [])
     f.unattributed = _unattributed(tl, candidates)
@@ -863,16 +863,23 @@ def _precedes(tl: Timeline, a: int, b: int) -> bool:
     return a < b
 
 
-def _without_cut_types(tl: Timeline, candidates: list[Candidate]) -> list[Candidate]:
-    """A death read from an uncaught exception whose type is cut off (`type_cut`) says the least of all: it
-    counts only where no other line says more, no other death, cause of no rank, or rank named as waited for."""
-    cut = [c for c in candidates if c.evidence and tl.events[c.evidence[0]].facts.get("type_cut") == "1"]
+def _without_least_telling(tl: Timeline, candidates: list[Candidate]) -> list[Candidate]:
+    """A death read from an uncaught exception whose type is cut off (`type_cut`), or from an error a peer's
+    failure can cause as well (`may_follow`), says the least of all: it counts only where no other line says
+    more, no other death, cause of no rank, or rank named as waited for."""
+    cut = [c for c in candidates if c.evidence and _least_telling(tl.events[c.evidence[0]])]
     if not cut:
         return candidates
+    own = {i for c in cut for i in c.evidence}  # an exit's own line may leave its event no rank (the exit has it)
     telling = len(cut) < len(candidates) or any(
-        (e.role is Role.CAUSE and e.rank is None) or Effect.NAMES_CULPRIT in e.effects for e in tl.events
+        (e.role is Role.CAUSE and e.rank is None and i not in own) or Effect.NAMES_CULPRIT in e.effects
+        for i, e in enumerate(tl.events)
     )
     return [c for c in candidates if c not in cut] if telling else candidates
+
+
+def _least_telling(e: Event) -> bool:
+    return e.facts.get("type_cut") == "1" or e.facts.get("may_follow") == "1"
 
 
 def _candidate(tl: Timeline, r: RankState, teardown: datetime | None, began: datetime | None) -> Candidate | None:
@@ -1058,7 +1065,7 @@ def _decisive(tl: Timeline, causes: list[int]) -> int:
     """The most telling cause event of a rank: a kernel OOM beats the SIGKILL it caused, then the earliest
     that says what it was (an exception whose type is cut off says least)."""
     kernel = [i for i in causes if tl.events[i].cause is Cause.HOST_OOM]
-    said = [i for i in causes if tl.events[i].facts.get("type_cut") != "1"]
+    said = [i for i in causes if not _least_telling(tl.events[i])]
     return kernel[0] if kernel else said[0] if said else causes[0]
 
 
@@ -1273,6 +1280,10 @@ def _name_death(tl: Timeline, f: Findings, skew: timedelta) -> None:
         f.notes.append(
             f"the clocks cannot order rank {first.rank}'s death against rank(s) {ranks} "
             f"(within {skew.total_seconds():g} s skew or no time); rank {first.rank} is named because {why}"
+        )
+    if e.facts.get("may_follow") == "1":
+        f.cap(
+            Confidence.MEDIUM, "a peer's failure can cause the same error: none is in the lines, but one may be unseen"
         )
     if e.facts.get("type_cut") == "1":
         f.cap(
