@@ -2546,3 +2546,15 @@ def test_the_line_that_closes_a_table_entry_says_whether_it_is_the_root_cause(
     first = d.verdict.first_death
     assert (first is not None and first.rank == 1) == named
     assert (d.verdict.outcome is Outcome.UNDETERMINED) != named
+
+
+def test_open_mpis_usage_error_is_tied_to_its_rank_through_the_reporting_pid(tmp_path: Path) -> None:
+    console = (
+        "[g32n01:32314] *** An error occurred in MPI_Allreduce\n"
+        "[g32n01:32314] *** reported by process [2154496201,608]\n"
+        "[g32n01:32314] *** on communicator MPI_COMM_WORLD\n"
+        "[g32n01:32314] *** MPI_ERR_COMM: invalid communicator\n"
+        "[g32n01:32314] *** MPI_ERRORS_ARE_FATAL (processes in this communicator will now abort,\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert first(d) == (608, Cause.ABORT)
