@@ -296,11 +296,10 @@ def _raised_of_unknown_type(tl: Timeline, cut: list[Event], f: Findings) -> None
     if not own:
         return
     e = own[0]
-    i = tl.events.index(e)
-    f.first = FirstDeath(
-        rank=None, cause=Cause.PYTHON_EXCEPTION, rule=e.read_by, detail=e.text.strip()[:200], method="unattributed",
-        evidence=_evidence(tl, [i]), host=e.host, pid=own_pid(e),
-    )  # fmt: skip
+    seen = _unranked_death(
+        Unattributed(Cause.PYTHON_EXCEPTION, e.where, e.text), e.read_by, _evidence(tl, [tl.events.index(e)])
+    )
+    f.first = replace(seen, host=e.host, pid=own_pid(e))  # its rule's checklist: the event itself is a context line
     f.cap(Confidence.LOW, "the exception's type is cut off, and whether it ended its process is not in the lines")
 
 
