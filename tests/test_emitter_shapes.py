@@ -119,6 +119,20 @@ def test_ray_train_v2_error_header_names_the_failed_rank(tmp_path: Path) -> None
     assert {e.rule for e in d.events} >= {"ray.worker-error-header", "ray.worker-identity"}
 
 
+def test_ray_train_v2_older_header_relays_its_ranks_traceback(tmp_path: Path) -> None:
+    console = (
+        "Training failed due to worker errors:\n"
+        "[Rank 0]\n"
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 9, in train_func\n'
+        '    raise ValueError("error")\n'
+        "ValueError: error\n"
+    )
+    d = run(tmp_path, {"ray-driver.log": console})
+    assert first(d) == (0, Cause.PYTHON_EXCEPTION)
+    assert d.verdict.first_death is not None and d.verdict.first_death.detail == "ValueError: error"
+
+
 def test_horovodrun_gloo_rank_tag_and_exit_report(tmp_path: Path) -> None:
     console = (
         "[0]<stdout>:2026-11-29 07:00:01,000 INFO step 1\n"

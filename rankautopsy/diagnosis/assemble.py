@@ -119,10 +119,12 @@ _RULE = recache.compile(r"^\s*(?:[-=*_#]{10,}|([-=*_#])\1{9,}.*\1{10,})\s*$")
 # launcher's, not the rest of an exception's message.
 _LOG_RECORD = recache.compile(r"^(?:(?:CRITICAL|FATAL|ERROR|WARNING|WARN|INFO|DEBUG)[: ]|\[rank: \d+\] )")
 _SPAWN_HEADER = recache.compile(r"^-- Process (?P<rank>\d+) terminated with the following error:")
-# Ray Train (v2) relays one rank's error under `[Rank 1 Error Snippet]:` (several ranks': `[Rank 0,1 ...]`);
-# Composer's launcher prints a crashed rank's captured stderr under `----------Begin global rank 1 STDERR----------`.
+# Ray Train (v2) relays one rank's error under `[Rank 1 Error Snippet]:` (its first releases: `[Rank 1]`
+# alone on the line; several ranks': `[Rank 0,1 ...]`); Composer's launcher prints a crashed rank's captured
+# stderr under `----------Begin global rank 1 STDERR----------`.
 _RELAY_HEADER = recache.compile(
-    _SPAWN_HEADER.pattern + r"|^\[Rank (?P<ray>\d+) Error Snippet\]:|^-+Begin global rank (?P<composer>\d+) STDERR-+$"
+    _SPAWN_HEADER.pattern
+    + r"|^\[Rank (?P<ray>\d+)(?: Error Snippet\]:|\][ \t]*$)|^-+Begin global rank (?P<composer>\d+) STDERR-+$"
 )
 # sys.unraisablehook's header (`Exception ignored in: <function X.__del__ ...>`, `... in atexit callback`),
 # threading.excepthook's (`Exception in thread Thread-3 (_pin_memory_loop):`), logging's failure to emit a
