@@ -2163,6 +2163,26 @@ def test_a_dask_worker_its_nanny_terminated_for_memory_is_a_host_oom_of_no_rank(
     assert [e.cause for e in d.events if e.cause is not Cause.CONTEXT] == [Cause.HOST_OOM]
 
 
+def test_a_dask_worker_the_nanny_saw_killed_is_a_death_of_no_rank(tmp_path: Path) -> None:
+    console = (
+        "distributed.nanny - INFO - Worker process 9018 was killed by signal 9\n"
+        "distributed.nanny - WARNING - Restarting worker\n"
+        "distributed.worker - INFO -       Start worker at:   tcp://192.168.0.26:42173\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert (d.verdict.outcome, first(d)) == (Outcome.UNDETERMINED, (None, Cause.KILLED))
+
+
+def test_the_nannys_older_memory_kill_with_two_spaces_is_a_host_oom(tmp_path: Path) -> None:
+    console = (
+        "distributed.nanny - WARNING - Worker exceeded 95% memory budget.  Restarting\n"
+        "distributed.nanny - WARNING - Worker process 22204 was killed by unknown signal\n"
+        "distributed.nanny - WARNING - Restarting worker\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert (d.verdict.outcome, first(d)) == (Outcome.UNDETERMINED, (None, Cause.HOST_OOM))
+
+
 def test_a_lost_tensorpipe_peer_is_a_symptom_of_a_failed_run(tmp_path: Path) -> None:
     console = (
         "[W tensorpipe_agent.cpp:312] RPC agent for worker0 encountered error when reading incoming request: EOF: "
