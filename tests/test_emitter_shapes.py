@@ -2183,6 +2183,16 @@ def test_the_nannys_older_memory_kill_with_two_spaces_is_a_host_oom(tmp_path: Pa
     assert (d.verdict.outcome, first(d)) == (Outcome.UNDETERMINED, (None, Cause.HOST_OOM))
 
 
+def test_open_mpis_crash_handler_with_the_pid_cut_from_its_prefix_is_a_segfault(tmp_path: Path) -> None:
+    console = (
+        "[primary_node] *** Process received signal ***\n"
+        "[primary_node] Signal: Segmentation fault (11)\n"
+        "[primary_node] Signal code: Address not mapped (1)\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert first(d) == (None, Cause.SEGFAULT)
+
+
 def test_a_lost_tensorpipe_peer_is_a_symptom_of_a_failed_run(tmp_path: Path) -> None:
     console = (
         "[W tensorpipe_agent.cpp:312] RPC agent for worker0 encountered error when reading incoming request: EOF: "
