@@ -2183,6 +2183,16 @@ def test_the_nannys_older_memory_kill_with_two_spaces_is_a_host_oom(tmp_path: Pa
     assert (d.verdict.outcome, first(d)) == (Outcome.UNDETERMINED, (None, Cause.HOST_OOM))
 
 
+def test_gloos_libuv_assert_is_an_abort_of_the_process_that_printed_it(tmp_path: Path) -> None:
+    console = (
+        "(pid=8582) [/tmp/pip-install/horovod/third_party/gloo/gloo/transport/uv/libuv.h:602] uv_read_start: "
+        "connection already in progress\n"
+        "2021-02-25 08:46:29,995\tWARNING worker.py:1107 -- A worker died or was killed while executing task ff19.\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert first(d) == (None, Cause.ABORT)
+
+
 def test_open_mpis_crash_handler_with_the_pid_cut_from_its_prefix_is_a_segfault(tmp_path: Path) -> None:
     console = (
         "[primary_node] *** Process received signal ***\n"
