@@ -2203,6 +2203,27 @@ def test_open_mpis_crash_handler_with_the_pid_cut_from_its_prefix_is_a_segfault(
     assert first(d) == (None, Cause.SEGFAULT)
 
 
+def test_tensorflows_collective_abort_on_an_unreachable_peer_is_a_symptom_of_a_failed_run(tmp_path: Path) -> None:
+    console = (
+        "2019-05-20 12:05:41.304485: W tensorflow/core/common_runtime/base_collective_executor.cc:203] "
+        "BaseCollectiveExecutor::StartAbort Unavailable: OS Error\n"
+        "2019-05-20 12:05:41.308031: E tensorflow/core/common_runtime/ring_reducer.cc:369] Aborting RingReduce with "
+        "Unavailable: OS Error\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert d.verdict.outcome is Outcome.UNDETERMINED
+    assert {e.cause for e in d.events} == {Cause.PEER_LOST}
+
+
+def test_a_datasets_end_in_tensorflows_collective_executor_is_no_failure(tmp_path: Path) -> None:
+    console = (
+        "2021-03-02 10:11:12.000001: W tensorflow/core/common_runtime/base_collective_executor.cc:217] "
+        "BaseCollectiveExecutor::StartAbort Out of range: End of sequence\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert d.verdict.outcome is Outcome.NO_FAILURE
+
+
 def test_a_lost_tensorpipe_peer_is_a_symptom_of_a_failed_run(tmp_path: Path) -> None:
     console = (
         "[W tensorpipe_agent.cpp:312] RPC agent for worker0 encountered error when reading incoming request: EOF: "
