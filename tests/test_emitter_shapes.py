@@ -2224,6 +2224,17 @@ def test_a_datasets_end_in_tensorflows_collective_executor_is_no_failure(tmp_pat
     assert d.verdict.outcome is Outcome.NO_FAILURE
 
 
+def test_xgboost_sparks_aborted_job_is_a_failed_run_of_no_named_worker(tmp_path: Path) -> None:
+    console = (
+        "ERROR XGBoostSpark: the job was aborted due to \n"
+        "ml.dmlc.xgboost4j.java.XGBoostError: [12:58:58] /workspace/src/collective/result.cc:78: \n"
+        "- [tracker.cc:286|12:58:58]: Failed to accept connection.\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert (d.verdict.outcome, first(d)) == (Outcome.UNDETERMINED, (None, None))
+    assert "xgboost.spark-training-failed" in {e.rule for e in d.events}
+
+
 def test_a_lost_tensorpipe_peer_is_a_symptom_of_a_failed_run(tmp_path: Path) -> None:
     console = (
         "[W tensorpipe_agent.cpp:312] RPC agent for worker0 encountered error when reading incoming request: EOF: "
