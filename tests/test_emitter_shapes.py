@@ -2235,6 +2235,20 @@ def test_xgboost_sparks_aborted_job_is_a_failed_run_of_no_named_worker(tmp_path:
     assert "xgboost.spark-training-failed" in {e.rule for e in d.events}
 
 
+def test_petscs_signal_handler_names_the_rank_that_crashed(tmp_path: Path) -> None:
+    console = (
+        "Fri Dec 16 12:30:35 2016 >> Removed 0 islands (0 cells).\n"
+        "[0]PETSC ERROR: ------------------------------------------------------------------------\n"
+        "[0]PETSC ERROR: Caught signal number 11 SEGV: Segmentation Violation, probably memory access out of range\n"
+        "[0]PETSC ERROR: Try option -start_in_debugger or -on_error_attach_debugger\n"
+        "[1]PETSC ERROR: Caught signal number 15 Terminate: Some process (or the batch system) has told this process "
+        "to end\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert first(d) == (0, Cause.SEGFAULT)
+    assert Cause.LAUNCHER_TEARDOWN in {e.cause for e in d.events if e.rank == 1}
+
+
 def test_a_lost_tensorpipe_peer_is_a_symptom_of_a_failed_run(tmp_path: Path) -> None:
     console = (
         "[W tensorpipe_agent.cpp:312] RPC agent for worker0 encountered error when reading incoming request: EOF: "

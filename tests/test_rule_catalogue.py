@@ -23,7 +23,7 @@ FACT_NAMES = frozenset(
 )  # fmt: skip
 PACKS = {
     "ascend", "cloud", "composer", "dask", "deepspeed", "flux", "gloo", "horovod", "kernel", "kubernetes", "lightgbm",
-    "lightning", "megatron", "mindspore", "mlx", "mpi", "native", "nccl", "neuron", "nvidia", "paddle", "rocm",
+    "lightning", "megatron", "mindspore", "mlx", "mpi", "native", "nccl", "neuron", "nvidia", "paddle", "petsc", "rocm",
     "progress", "python", "pytorch", "ray", "runtime", "sglang", "skypilot", "slurm", "tgi", "ucx", "xgboost",
     "torchrun", "vllm", "xla",
 }  # fmt: skip
