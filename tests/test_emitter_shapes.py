@@ -2249,6 +2249,20 @@ def test_petscs_signal_handler_names_the_rank_that_crashed(tmp_path: Path) -> No
     assert Cause.LAUNCHER_TEARDOWN in {e.cause for e in d.events if e.rank == 1}
 
 
+def test_mpichs_pmi_client_that_cannot_reach_its_process_manager_fails_the_launch(tmp_path: Path) -> None:
+    console = (
+        "distributed.scheduler - INFO - Clear task state\n"
+        "[cli_1]: write_line error; fd=6 buf=:cmd=init pmi_version=1 pmi_subversion=1\n"
+        ":\n"
+        "system msg for write_line failure : Invalid argument\n"
+        "[cli_1]: Unable to write to PMI_fd\n"
+        "[cli_2]: Error reading initack on 11\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert (d.verdict.outcome, first(d)) == (Outcome.UNDETERMINED, (None, None))
+    assert "mpi.mpich-pmi-client-failed" in {e.rule for e in d.events}
+
+
 def test_a_lost_tensorpipe_peer_is_a_symptom_of_a_failed_run(tmp_path: Path) -> None:
     console = (
         "[W tensorpipe_agent.cpp:312] RPC agent for worker0 encountered error when reading incoming request: EOF: "
