@@ -2263,6 +2263,27 @@ def test_mpichs_pmi_client_that_cannot_reach_its_process_manager_fails_the_launc
     assert "mpi.mpich-pmi-client-failed" in {e.rule for e in d.events}
 
 
+def test_follys_signal_handler_ties_a_crash_to_its_pid(tmp_path: Path) -> None:
+    console = (
+        "*** Aborted at 1752197205 (Unix time, try 'date -d @1752197205') ***\n"
+        "*** Signal 11 (SIGSEGV) (0x0) received by PID 4242 (pthread TID 0x7f69aaf7e340) (linux TID 4242) (code: "
+        "address not mapped to object), stack trace: ***\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert first(d) == (None, Cause.SEGFAULT)
+    assert d.verdict.first_death is not None and d.verdict.first_death.pid == 4242
+
+
+def test_follys_report_of_a_sigterm_is_a_stop_from_outside(tmp_path: Path) -> None:
+    console = (
+        "*** Signal 15 (SIGTERM) (0x8bb63000c9049) received by PID 823809 (pthread TID 0x7f69aaf7e340) (linux TID "
+        "823809) (maybe from PID 823369, UID 572259) (code: 0), stack trace: ***\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert (d.verdict.outcome, first(d)) == (Outcome.UNDETERMINED, (None, None))
+    assert {e.rule for e in d.events} == {"native.failure-signal-term"}
+
+
 def test_a_lost_tensorpipe_peer_is_a_symptom_of_a_failed_run(tmp_path: Path) -> None:
     console = (
         "[W tensorpipe_agent.cpp:312] RPC agent for worker0 encountered error when reading incoming request: EOF: "
