@@ -413,6 +413,21 @@ def test_ranks_waiting_at_start_up_name_no_hang_culprit(tmp_path: Path) -> None:
     assert first(d)[0] is None  # rank 1 may never have started: the job hung at start-up, no rank is named
 
 
+def test_the_one_rank_all_the_others_wait_for_in_the_store_barrier_is_the_hang_culprit(tmp_path: Path) -> None:
+    waiting = "INFO:root:Waiting in store based barrier to initialize process group for rank: {}, key: "
+    waiting += "store_based_barrier_key:1 (world_size=8, worker_count=7, timeout=0:30:00)\n"
+    d = run(tmp_path, {"console.log": "".join(waiting.format(r) for r in (0, 6, 2, 1, 7, 3, 5, 0))})
+    assert (d.verdict.outcome, first(d)) == (Outcome.HANG, (4, Cause.HANG))
+    assert d.verdict.confidence is Confidence.MEDIUM  # rank 4 left no line: named by the job's size alone
+
+
+def test_a_rank_above_the_stated_size_names_no_missing_rank(tmp_path: Path) -> None:
+    waiting = "INFO:root:Waiting in store based barrier to initialize process group for rank: {}, key: "
+    waiting += "store_based_barrier_key:1 (world_size=2, worker_count=3, timeout=0:30:00)\n"
+    d = run(tmp_path, {"console.log": "".join(waiting.format(r) for r in (0, 2, 0))})
+    assert first(d)[0] is None
+
+
 def test_hydras_exit_status_without_its_process_line_is_a_death_of_an_unnamed_process(tmp_path: Path) -> None:
     banner = "=" * 83 + "\n=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n=   EXIT CODE: {}\n"
     banner += "=   CLEANING UP REMAINING PROCESSES\n=   YOU CAN IGNORE THE BELOW CLEANUP MESSAGES\n" + "=" * 83 + "\n"

@@ -425,6 +425,8 @@ def _hung_without_culprit(tl: Timeline, f: Findings) -> bool:
         return False
     if not _only_stopped(tl):
         return False
+    if _stalled_but_one(tl, stalls, f):
+        return True
     e = tl.events[stalls[0]]
     who = f"rank {e.rank}" if e.rank is not None else "a process"
     f.outcome = Outcome.HANG
@@ -447,6 +449,25 @@ def _hung_without_culprit(tl: Timeline, f: Findings) -> bool:
         "a stack dump of every rank while it hangs (`py-spy dump --pid PID`): the culprit is the rank not "
         "inside the collective the others wait in"
     )
+    return True
+
+
+def _stalled_but_one(tl: Timeline, stalls: list[int], f: Findings) -> bool:
+    """Every rank seen, two or more, is stuck waiting (a store barrier, a stall report) and, of the job's size,
+    one rank left no line at all: that one is what they wait for (`Waiting in store based barrier ...
+    (world_size=8, worker_count=7)` from seven ranks). One rank alone waiting may be the one node whose log
+    is here; a rank at or above the job's size says the size is not the job's."""
+    stuck = {r for i in stalls if (r := tl.events[i].rank) is not None}
+    missing = _missing_ranks(tl)
+    if len(missing) != 1 or len(stuck) < 2 or not set(tl.ranks) <= stuck or max(tl.ranks) >= (tl.world or 0):
+        return False
+    _name_culprit(tl, f, RankState(missing[0]), Cause.HANG, stalls[:1], "missing")
+    f.reasoning.append(
+        f"every rank seen ({ranges(sorted(stuck))}) is waiting, and of the job's {tl.world} ranks only rank "
+        f"{missing[0]} left no line: the one they wait for"
+    )
+    f.cap(Confidence.MEDIUM, f"rank {missing[0]} left no line at all: named because the job's size says it exists")
+    f.fetch_next.append(f"rank {missing[0]}'s own log, or a stack dump of it (`py-spy dump --pid PID`) while it hangs")
     return True
 
 
