@@ -585,6 +585,21 @@ def test_records_of_one_format_are_no_wrap() -> None:
     assert len(unwrap(raw[:-2], Profile())) < len(raw) - 2  # without the wider line it reads as a wrap
 
 
+def test_records_whose_numbers_are_padded_to_a_width_are_no_wrap() -> None:
+    """UCX pads a pid to five places (`[gpu023:3333 :0:3423]`): its crash lines from processes with 4- and
+    5-digit pids differ in length by one, read the same but for their numbers and padding, and stay apart."""
+    from rankautopsy.sources.lines import unwrap
+
+    line = "[{host}:{pid:<5}:0:{tid}] Caught signal 11 (Segmentation fault: address not mapped to object at address "
+    line += "0x{a:x})"
+    pids = [(29733, 29762), (29892, 29959), (3333, 3423), (3310, 3403), (3297, 3387), (29727, 29741), (29814, 29875),
+            (3265, 3349), (3260, 3355), (29808, 29866), (3320, 3405)]  # fmt: skip
+    raw = [(n, line.format(host="gpu024" if pid > 9999 else "gpu023", pid=pid, tid=tid, a=0x7FC023B50760 + n))
+           for n, (pid, tid) in enumerate(pids, 1)]  # fmt: skip
+    assert len({len(text) for _, text in raw}) == 2
+    assert unwrap(raw, Profile()) == raw
+
+
 def test_a_record_as_wide_as_the_wrap_does_not_hide_the_wrap() -> None:
     """Only the rows a wrap is read from are compared: a whole record that happens to be as wide, with a
     twin a digit shorter, says nothing about them."""

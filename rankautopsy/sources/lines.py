@@ -363,7 +363,9 @@ _HEX_WORD = recache.compile(r"\b(?:0x)?[0-9a-fA-F]+\b")
 
 
 def _shape(line: str) -> str:
-    return _HEX_WORD.sub("", line).translate(NO_DIGITS)
+    """A line but for its numbers, and the spaces that pad them to a width (UCX's `[host:pid :0:tid]`
+    writes a 4-digit pid as `3333 `)."""
+    return _HEX_WORD.sub("", line).translate(NO_DIGITS).replace(" ", "")
 
 
 def _ruler(line: str) -> bool:
