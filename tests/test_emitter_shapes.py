@@ -2299,6 +2299,18 @@ def test_follys_report_of_a_sigterm_is_a_stop_from_outside(tmp_path: Path) -> No
     assert {e.rule for e in d.events} == {"native.failure-signal-term"}
 
 
+def test_an_argparse_error_of_no_rank_is_the_cause_of_the_one_rank_that_exited_2(tmp_path: Path) -> None:
+    console = (
+        "usage: train.py [-h] [--local_rank LOCAL_RANK]\n"
+        "train.py: error: unrecognized arguments: --local-rank=0\n"
+        "[2024-03-16 03:30:01,302] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: 2) "
+        "local_rank: 0 (pid: 380) of binary: /usr/bin/python\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert first(d) == (0, Cause.PYTHON_EXCEPTION)
+    assert d.verdict.confidence is not Confidence.HIGH  # the cause is joined to the exit, not read on rank 0's line
+
+
 def test_a_lost_tensorpipe_peer_is_a_symptom_of_a_failed_run(tmp_path: Path) -> None:
     console = (
         "[W tensorpipe_agent.cpp:312] RPC agent for worker0 encountered error when reading incoming request: EOF: "

@@ -701,7 +701,7 @@ _EXITS_OF: dict[Cause, frozenset[int]] = {
     Cause.SEGFAULT: frozenset({-11, -8, -4}),
     Cause.ABORT: frozenset({-6}),
     Cause.BUS_ERROR: frozenset({-7}),
-    Cause.PYTHON_EXCEPTION: frozenset({1}),
+    Cause.PYTHON_EXCEPTION: frozenset({1, 2}),  # 2: argparse's SystemExit, `sys.exit(2)`
     Cause.CUDA_OOM: frozenset({1, -6}),
     Cause.CUDA_ERROR: frozenset({1, -6}),
     Cause.NCCL_ERROR: frozenset({1, -6}),
