@@ -2311,6 +2311,14 @@ def test_an_argparse_error_of_no_rank_is_the_cause_of_the_one_rank_that_exited_2
     assert d.verdict.confidence is not Confidence.HIGH  # the cause is joined to the exit, not read on rank 0's line
 
 
+def test_a_native_cuda_checks_exit_is_a_cuda_error_and_its_oom_a_cuda_oom(tmp_path: Path) -> None:
+    check = "CUDA error (/sgl-kernel/build/_deps/repo-flash-attention-src/hopper/flash_fwd_launch_template.h:166): {}\n"
+    d = run(tmp_path, {"console.log": check.format("no kernel image is available for execution on the device")})
+    assert first(d) == (None, Cause.CUDA_ERROR)
+    d = run(tmp_path, {"console.log": check.format("out of memory")})
+    assert first(d) == (None, Cause.CUDA_OOM)
+
+
 def test_a_lost_tensorpipe_peer_is_a_symptom_of_a_failed_run(tmp_path: Path) -> None:
     console = (
         "[W tensorpipe_agent.cpp:312] RPC agent for worker0 encountered error when reading incoming request: EOF: "
