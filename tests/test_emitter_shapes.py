@@ -2319,6 +2319,19 @@ def test_a_native_cuda_checks_exit_is_a_cuda_error_and_its_oom_a_cuda_oom(tmp_pa
     assert first(d) == (None, Cause.CUDA_OOM)
 
 
+def test_glibcs_heap_check_is_an_abort_of_the_rank_that_printed_it(tmp_path: Path) -> None:
+    console = (
+        "[1,0]<stdout>:Train Epoch: 1 [0/60000]\tLoss: 2.3\n"
+        "[1,2]<stderr>:free(): invalid pointer\n"
+        "[1,2]<stderr>:[node01:04242] *** Process received signal ***\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert first(d) == (2, Cause.ABORT)
+    older = "*** Error in `python': munmap_chunk(): invalid pointer: 0x0000558401442530 ***\n"
+    d = run(tmp_path, {"console.log": older})
+    assert first(d) == (None, Cause.ABORT)
+
+
 def test_a_lost_tensorpipe_peer_is_a_symptom_of_a_failed_run(tmp_path: Path) -> None:
     console = (
         "[W tensorpipe_agent.cpp:312] RPC agent for worker0 encountered error when reading incoming request: EOF: "
