@@ -2332,6 +2332,18 @@ def test_glibcs_heap_check_is_an_abort_of_the_rank_that_printed_it(tmp_path: Pat
     assert first(d) == (None, Cause.ABORT)
 
 
+def test_a_traceback_a_forum_set_in_curly_quotes_and_without_indents_is_read_to_its_exception(tmp_path: Path) -> None:
+    console = (
+        "File “/opt/conda/lib/python3.6/site-packages/torch/distributed/rendezvous.py”, line 95, in "
+        "_tcp_rendezvous_handler\n"
+        "store = TCPStore(result.hostname, result.port, start_daemon)\n"
+        "RuntimeError: Address already in use\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert first(d) == (None, Cause.PYTHON_EXCEPTION)
+    assert d.verdict.first_death is not None and d.verdict.first_death.detail == "RuntimeError: Address already in use"
+
+
 def test_a_lost_tensorpipe_peer_is_a_symptom_of_a_failed_run(tmp_path: Path) -> None:
     console = (
         "[W tensorpipe_agent.cpp:312] RPC agent for worker0 encountered error when reading incoming request: EOF: "
