@@ -323,8 +323,9 @@ def _chain(stream: Stream, start: int, at: int) -> list[int]:
 
 
 # A traceback's frame line, at any indent: a paste may have lost the indent of the source line under it
-# (or of every line, frames included), and Markdown drops a function name it takes for a tag (`<module>`).
-_ANY_FRAME = recache.compile(r'^\s*File (?:"[^"\n]+"|“[^”\n]+”), line [0-9]+, in(?: [^ \t\n]|[ \t]*$)')  # “”: a forum's
+# (or of every line, frames included), Markdown drops a function name it takes for a tag (`<module>`), and a
+# forum's typography sets the path's quotes as `“...”`.
+_ANY_FRAME = recache.compile(r'^\s*File (?:"[^"\n]+"|“[^”\n]+”), line [0-9]+, in(?: [^ \t\n]|[ \t]*$)')
 _MARKERS = recache.compile(r"^[ \t]*[~^]+[ \t]*$")  # the `^^^^` under a frame's source line (3.11+)
 
 
