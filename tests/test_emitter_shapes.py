@@ -2344,6 +2344,24 @@ def test_a_traceback_a_forum_set_in_curly_quotes_and_without_indents_is_read_to_
     assert d.verdict.first_death is not None and d.verdict.first_death.detail == "RuntimeError: Address already in use"
 
 
+def test_a_table_entry_whose_recorded_traceback_is_cut_is_a_python_exception_of_unknown_type(tmp_path: Path) -> None:
+    console = (
+        "Root Cause (first observed failure):\n"
+        "[0]:\n"
+        "  time      : 2026-01-13_09:20:58\n"
+        "  host      : node0\n"
+        "  rank      : 0 (local_rank: 0)\n"
+        "  exitcode  : 1 (pid: 1016)\n"
+        "  error_file: /tmp/torchelastic_ey36uo59/attempt_0/0/error.json\n"
+        "  traceback : Traceback (most recent call last):\n"
+        '    File "/app/train.py", line 112, in __init__\n'
+        "      dist_utils.set_determinism(\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert first(d) == (0, Cause.PYTHON_EXCEPTION)
+    assert d.verdict.confidence is Confidence.LOW  # its type, which may be another rank's failure, is cut
+
+
 def test_a_lost_tensorpipe_peer_is_a_symptom_of_a_failed_run(tmp_path: Path) -> None:
     console = (
         "[W tensorpipe_agent.cpp:312] RPC agent for worker0 encountered error when reading incoming request: EOF: "

@@ -813,6 +813,9 @@ def _recorded_exception(facts: dict[str, str], kind: StreamKind, rules: Sequence
         return
     m = _EXC_LINE.match(lines[-1])
     if m is None:
+        if lines[0].startswith("Traceback (most recent call last)"):  # @record wrote it: an exception ended the
+            facts["exc_cause"], facts["exc_role"] = Cause.PYTHON_EXCEPTION.value, Role.CAUSE.value  # rank
+            facts["type_cut"] = "1"  # the excerpt cut the field before its `Type: message` line
         return
     facts["exc_type"] = m["exc_type"]
     if m["exc_msg"]:

@@ -935,7 +935,10 @@ def _candidate(tl: Timeline, r: RankState, teardown: datetime | None, began: dat
         e = tl.events[recorded[0]]
         cause = Cause(e.facts["exc_cause"])
         time, reported = _death_time(tl, r, None, {}), _death_bounds(tl, r, None, teardown)
-        return Candidate(r.rank, cause, e.rule, time, recorded[:1], _detail(e), reported=reported)
+        if "exc_type" in e.facts:
+            return Candidate(r.rank, cause, e.rule, time, recorded[:1], _detail(e), reported=reported)
+        # the record's type is cut: it says how the rank ended, as an exit status does, not what it raised
+        return Candidate(r.rank, cause, e.rule, time, recorded[:1], _CUT_RECORD, True, reported=reported)
     said = _exit_cause(tl.events[r.exit.event]) if r.exit is not None else None
     if r.exit is None or code == 0:
         return None
@@ -1226,6 +1229,9 @@ def _detail_with_memcg(tl: Timeline, e: Event) -> str:
         return detail
     note = f"the limit of its memory cgroup {memcg} was reached (the host itself may have had RAM to spare)"
     return note if detail == e.text.strip() else f"{detail}; {note}"
+
+
+_CUT_RECORD = "an exception its error file recorded; the table's traceback is cut before its `Type: message` line"
 
 
 def _detail(e: Event) -> str:
