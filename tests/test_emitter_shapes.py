@@ -2362,6 +2362,14 @@ def test_a_table_entry_whose_recorded_traceback_is_cut_is_a_python_exception_of_
     assert d.verdict.confidence is Confidence.LOW  # its type, which may be another rank's failure, is cut
 
 
+def test_a_programs_nccl_check_macro_is_a_nccl_error_and_a_peers_exit_seen_there_is_not(tmp_path: Path) -> None:
+    check = "Failed, NCCL error /src/plugins/ncclPlugin/allreducePlugin.cpp:183 '{}'\n"
+    d = run(tmp_path, {"console.log": check.format("unknown result code")})
+    assert first(d) == (None, Cause.NCCL_ERROR)
+    d = run(tmp_path, {"console.log": check.format("remote process exited or there was a network error")})
+    assert Cause.NCCL_ERROR not in {e.cause for e in d.events}
+
+
 def test_a_lost_tensorpipe_peer_is_a_symptom_of_a_failed_run(tmp_path: Path) -> None:
     console = (
         "[W tensorpipe_agent.cpp:312] RPC agent for worker0 encountered error when reading incoming request: EOF: "
