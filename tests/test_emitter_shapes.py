@@ -2370,6 +2370,17 @@ def test_a_programs_nccl_check_macro_is_a_nccl_error_and_a_peers_exit_seen_there
     assert Cause.NCCL_ERROR not in {e.cause for e in d.events}
 
 
+def test_a_traceback_header_after_a_stray_backtick_and_space_is_a_failure_of_its_rank(tmp_path: Path) -> None:
+    console = (
+        "[rank8]:` Traceback (most recent call last):\n"
+        '[rank8]:   File "/x/swift/cli/_megatron/sft.py", line 7, in <module>\n'
+        "[rank8]:     megatron_sft_main()\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert d.verdict.outcome is Outcome.UNDETERMINED  # cut before its type: something raised, not what
+    assert [(e.rule, e.rank) for e in d.events] == [("python.traceback", 8)]
+
+
 def test_a_lost_tensorpipe_peer_is_a_symptom_of_a_failed_run(tmp_path: Path) -> None:
     console = (
         "[W tensorpipe_agent.cpp:312] RPC agent for worker0 encountered error when reading incoming request: EOF: "
