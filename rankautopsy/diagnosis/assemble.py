@@ -813,9 +813,10 @@ def _recorded_exception(facts: dict[str, str], kind: StreamKind, rules: Sequence
         return
     m = _EXC_LINE.match(lines[-1])
     if m is None:
-        if lines[0].startswith("Traceback (most recent call last)"):  # @record wrote it: an exception ended the
-            facts["exc_cause"], facts["exc_role"] = Cause.PYTHON_EXCEPTION.value, Role.CAUSE.value  # rank
-            facts["type_cut"] = "1"  # the excerpt cut the field before its `Type: message` line
+        # @record wrote it: an exception ended the rank, and the excerpt cut the field before its type
+        if lines[0].startswith("Traceback (most recent call last)"):
+            facts["exc_cause"], facts["exc_role"] = Cause.PYTHON_EXCEPTION.value, Role.CAUSE.value
+            facts["type_cut"] = "1"
         return
     facts["exc_type"] = m["exc_type"]
     if m["exc_msg"]:
