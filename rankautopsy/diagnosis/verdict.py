@@ -935,10 +935,9 @@ def _candidate(tl: Timeline, r: RankState, teardown: datetime | None, began: dat
         e = tl.events[recorded[0]]
         cause = Cause(e.facts["exc_cause"])
         time, reported = _death_time(tl, r, None, {}), _death_bounds(tl, r, None, teardown)
-        if "exc_type" in e.facts:
-            return Candidate(r.rank, cause, e.rule, time, recorded[:1], _detail(e), reported=reported)
-        # the record's type is cut: it says how the rank ended, as an exit status does, not what it raised
-        return Candidate(r.rank, cause, e.rule, time, recorded[:1], _CUT_RECORD, True, reported=reported)
+        cut = "exc_type" not in e.facts  # then it says how the rank ended, as an exit status does, not what it raised
+        detail = _CUT_RECORD if cut else _detail(e)
+        return Candidate(r.rank, cause, e.rule, time, recorded[:1], detail, from_exit_only=cut, reported=reported)
     said = _exit_cause(tl.events[r.exit.event]) if r.exit is not None else None
     if r.exit is None or code == 0:
         return None
