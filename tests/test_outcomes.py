@@ -7,7 +7,7 @@ from datetime import UTC
 from pathlib import Path
 
 import pytest
-from test_verdict import run, step_lines
+from test_verdict import run, step_lines, watchdog
 from typer.testing import CliRunner
 
 from rankautopsy.cli import app
@@ -955,3 +955,27 @@ def test_ranks_of_a_tie_are_not_ruled_out_as_later(tmp_path: Path) -> None:
     d = run(tmp_path, {"console.log": table})
     assert d.verdict.outcome is Outcome.UNDETERMINED and d.verdict.first_death.method == "tie"
     assert not any("later" in r.why for r in d.verdict.ruled_out)
+
+
+def _barrier_done(rank: int, world: int) -> str:
+    return (
+        f"INFO:torch.distributed.distributed_c10d:Rank {rank}: Completed store-based barrier for "
+        f"key:store_based_barrier_key:1 with {world} nodes.\n"
+    )
+
+
+def test_every_rank_of_the_job_waiting_in_a_collective_is_a_hang_without_a_culprit(tmp_path: Path) -> None:
+    """Both ranks of a two-rank job timed out in the same collective and neither died: it hung, on no one rank."""
+    d = run(tmp_path, {f"rank{r}.log": _barrier_done(r, 2) + step_lines(r, 3) + watchdog(r, 9, 9, 8) for r in (0, 1)})
+    assert d.verdict.outcome is Outcome.HANG
+    first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause, first.method) == (None, Cause.HANG, "all_waited")
+    assert d.verdict.confidence is Confidence.MEDIUM
+    assert any("flight record" in step for step in d.verdict.fetch_next)
+
+
+def test_ranks_waiting_in_a_job_of_unknown_size_stay_undetermined(tmp_path: Path) -> None:
+    """Without the job's size, a rank that left no line may be the one that died: no hang is claimed."""
+    d = run(tmp_path, {f"rank{r}.log": step_lines(r, 3) + watchdog(r, 9, 9, 8) for r in (0, 1)})
+    assert d.verdict.outcome is Outcome.UNDETERMINED
+    assert d.verdict.first_death is None

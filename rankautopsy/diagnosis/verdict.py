@@ -206,6 +206,8 @@ def _settle_without_culprit(tl: Timeline, f: Findings) -> None:
     if (stop := _ended_from_outside(tl, f)) is not None:
         _say_ended_from_outside(f, stop)
         return
+    if _every_rank_waited(tl, f):
+        return
     f.cap(Confidence.MEDIUM, "the job failed but no first death could be named from these logs")
     if not f.unattributed and (report := _unranked_crash_report(tl)) is not None:
         e = tl.events[report[1]]  # a launcher's return code of a rank it does not name (DeepSpeed's)
@@ -242,6 +244,47 @@ def _settle_without_culprit(tl: Timeline, f: Findings) -> None:
     _left_out_of_the_teardown(tl, f)
     _what_to_fetch(tl, f)
     _unmapped_on_other_nodes(tl, f)
+
+
+def _every_rank_waited(tl: Timeline, f: Findings) -> bool:
+    """Every rank of the job's stated size timed out waiting in a collective, and nothing died: each was
+    alive inside it, so the job hung with no rank to blame (a collective the ranks called in different
+    orders, a stuck network). Not where a rank of the job is missing (it may be the one that died), where
+    one only lost its peer (a peer had gone), nor where a cause, a cut traceback or a failed exit is seen."""
+    world = tl.world
+    if world is None or world < 2 or set(tl.ranks) != set(range(world)) or set(f.collateral) != set(tl.ranks):
+        return False
+    if f.unattributed or _cut_off(tl) or not _only_stopped_loose(tl):
+        return False
+    if any(_first_symptom_cause(tl, r) not in _WATCHDOG for r in tl.ranks):
+        return False
+    waits = [i for r in sorted(tl.ranks) for i in tl.ranks[r].events if is_symptom(tl.events[i])][:2]
+    f.notes = [n for n in f.notes if n != _NO_SUSPECT]  # every rank of the job is seen here
+    f.outcome = Outcome.HANG
+    f.first = FirstDeath(
+        rank=None,
+        cause=Cause.HANG,
+        rule=None,
+        method="all_waited",
+        detail=f"all {world} ranks of the job timed out waiting in a collective; none died",
+        evidence=_evidence(tl, waits),
+    )
+    f.culprit_events = waits
+    f.cap(Confidence.MEDIUM, "no culprit is named: every rank was waiting, none is shown to have stopped first")
+    f.reasoning.append(
+        f"all {world} ranks of the job ({ranges(sorted(tl.ranks))}) timed out waiting in a collective and none "
+        "died or left a cause: the job hung with all its ranks alive"
+    )
+    f.fetch_next.append(
+        "each rank's NCCL flight record (TORCH_NCCL_TRACE_BUFFER_SIZE, then TORCH_NCCL_DUMP_ON_TIMEOUT=1): which "
+        "collective each rank last called, to find the rank that called a different one or none"
+    )
+    return True
+
+
+def _only_stopped_loose(tl: Timeline) -> bool:
+    codes = [exit_code(tl.events[i].facts) for i in tl.loose_exits]
+    return all(code in (0, None) or as_signal(code) in OUTSIDE_STOPS for code in codes)
 
 
 def _left_out_of_the_teardown(tl: Timeline, f: Findings) -> None:
@@ -1676,6 +1719,12 @@ def _name_sequence_culprit(
         )
 
 
+_NO_SUSPECT = (
+    "every rank seen reported a symptom (timeout or lost peer) and none left a cause: "
+    "the culprit may be a rank whose log is missing, or another host"
+)
+
+
 def _name_hang(tl: Timeline, f: Findings) -> None:
     """No rank left a cause: the rank the others waited for, by elimination, votes, or lagging progress."""
     reporters = set(f.collateral)
@@ -1702,10 +1751,7 @@ def _name_hang(tl: Timeline, f: Findings) -> None:
     elif not suspects and len(unseen) == 1:
         suspects = [_state_or_new(tl, unseen[0])]
     if not suspects:
-        f.notes.append(
-            "every rank seen reported a symptom (timeout or lost peer) and none left a cause: "
-            "the culprit may be a rank whose log is missing, or another host"
-        )
+        f.notes.append(_NO_SUSPECT)
         return
     culprit = min(suspects, key=_progress_key)
     if voted != culprit.rank and outside is None and (cut := _cut_off_of(tl, culprit)) is not None:

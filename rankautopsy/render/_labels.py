@@ -235,6 +235,8 @@ _METHODS = {
     "unattributed": "seen on a line tied to no rank",
     "tie": "every rank in the tie ended the same way",
     "excerpt": "the lines begin inside it, and other ranks failed too",
+    "stalled": "a process was alive and stuck, and made no progress after",
+    "all_waited": "every rank of the job timed out waiting in a collective",
 }
 
 
