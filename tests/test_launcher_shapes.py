@@ -660,3 +660,30 @@ def test_torchx_roles_named_after_a_dotted_function_are_a_layer_too(tmp_path: Pa
     first = d.verdict.first_death
     assert first is not None
     assert (first.rank, first.cause, first.host) == (0, Cause.PYTHON_EXCEPTION, "nemo.collections.llm.api.pretrain/0")
+
+
+_BUS = "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).\n"
+
+
+def test_a_launch_command_of_one_process_makes_every_untagged_failure_rank_0s(tmp_path: Path) -> None:
+    """`torch.distributed.launch --nproc_per_node=1` with no `--nnodes`: a job of one rank, whose lines are rank 0's."""
+    console = "$ python -m torch.distributed.launch --nproc_per_node=1 train.py --epochs 2\nready to train!\n" + _BUS
+    d = run(tmp_path, {"console.log": console})
+    first = d.verdict.first_death
+    assert d.verdict.outcome is Outcome.FIRST_DEATH
+    assert first is not None and (first.rank, first.cause) == (0, Cause.BUS_ERROR)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "torchrun --nproc_per_node=1 --nnodes=2 --node_rank=1 --master_addr=10.0.0.1 train.py",
+        "torchrun --nproc_per_node=2 train.py",
+        "x:1:1 [0] NCCL INFO comm 0x7f55 rank 0 nranks 1 cudaDev 0 nvmlDev 0 - Init COMPLETE",
+    ],
+)
+def test_no_rank_is_taken_for_untagged_failures_of_a_bigger_or_unstated_job(tmp_path: Path, command: str) -> None:
+    """Other nodes, two processes, or only a communicator of one (a group of a bigger job): the rank stays unknown."""
+    d = run(tmp_path, {"console.log": command + "\nready to train!\n" + _BUS})
+    first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (None, Cause.BUS_ERROR)

@@ -95,6 +95,7 @@ def build_timeline(streams: Sequence[Stream], per_stream: Sequence[list[Event]],
         _last_seen(stream, tl, local_to_rank)
     tl.sweeps = _sweeps(tl.events)
     tl.world = world_size(tl.events)
+    tl.events = _of_the_sole_rank(tl.events, kernel, tl.nodes_elsewhere)
     for index, event in enumerate(tl.events):
         _apply(tl, index, event, local_to_rank)
     tl.quiet = sorted({r for s in streams for r in _ranks_shown(s)} - set(tl.ranks))
@@ -429,6 +430,20 @@ def _state(tl: Timeline, rank: int) -> RankState:
 
 _SUBJECT_FACTS = ("rank", "ranks", "local_rank", "pid")
 _KILL_SIGNALS = frozenset({9, 15})
+
+
+def _of_the_sole_rank(events: list[Event], kernel: set[str], elsewhere: bool) -> list[Event]:
+    """A job of one process (a stated world size of 1) has one rank, 0: each of its lines tied to no rank is
+    rank 0's. Not a kernel's line (it may be about any process of the host), nor where a line names another
+    rank or other nodes. A communicator of one (NCCL's `nranks 1`) is no job of one: a group of one rank is
+    common in a bigger job."""
+    sizes = {n for e in events if (n := _int(e.facts.get("world_size"))) is not None}
+    if sizes != {1} or elsewhere or any(e.rank not in (None, 0) for e in events):
+        return events
+    return [
+        dataclasses.replace(e, rank=0, rank_from="sole") if e.rank is None and e.where.source not in kernel else e
+        for e in events
+    ]
 
 
 def world_size(events: Iterable[Event]) -> int | None:

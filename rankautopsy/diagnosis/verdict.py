@@ -48,6 +48,7 @@ _RELIABLE = frozenset({"prefix", "excepthook", "path", "pid", "launcher", "local
 _CHANNEL_WORDS = {
     "content": "the rank was read from the message text (a process-group rank, not always the global one)",
     "local_rank_assumed": "a local rank was taken as the global rank (no table maps it, several hosts)",
+    "sole": "the job's size, 1, was read from a line (a launch command, a world size): its lines are rank 0's",
 }
 
 
