@@ -289,7 +289,7 @@ def test_a_local_rank_is_no_global_rank_where_the_job_has_other_nodes(tmp_path: 
     assert d.verdict.outcome is Outcome.UNDETERMINED and d.verdict.first_death is None
     assert any(n.startswith("local rank 3 failed (exit code 1") for n in d.verdict.notes)
     one_node = run(tmp_path / "one", {"node.log": AGENT_ON_ONE_OF_TWO_NODES.rsplit("ERROR:", 1)[0]})
-    assert first(one_node) == (3, Cause.SILENT_EXIT)  # one node seen, nothing says more: local is global
+    assert first(one_node) == (3, Cause.PYTHON_EXCEPTION)  # one node seen: local is global; exit 1, no own line
 
 
 def _py_spy(pid: int, frames: list[str]) -> str:

@@ -429,8 +429,8 @@ def test_composers_crashed_rank_is_named_by_the_stderr_the_launcher_prints_for_i
 def test_composers_exit_line_alone_names_the_crashed_rank(tmp_path: Path) -> None:
     crash = "\n".join(COMPOSER.splitlines()[:7]) + "\n"  # the rank's own output went to a file not given
     d = run(tmp_path, {"console.log": crash})
-    f = d.verdict.first_death
-    assert f is not None and (f.rank, f.cause) == (2, Cause.SILENT_EXIT)
+    f = d.verdict.first_death  # a Python script's exit 1, its traceback in the file not given
+    assert f is not None and (f.rank, f.cause) == (2, Cause.PYTHON_EXCEPTION)
     assert fates(d)[0] is Fate.TORN_DOWN
 
 

@@ -59,17 +59,42 @@ def test_ranks_that_all_exit_1_under_an_exception_tied_to_no_rank_share_its_caus
     assert [r.rank for r in d.ranks] == list(range(8))
 
 
-@pytest.mark.parametrize(("own_lines", "said"), [(True, "exit code 1, no message"), (False, "none of its own lines")])
+@pytest.mark.parametrize(
+    ("own_lines", "cause", "said"),
+    [
+        (True, Cause.SILENT_EXIT, "exit code 1, no message"),
+        (False, Cause.PYTHON_EXCEPTION, "none of the rank's own lines are here"),
+    ],
+)
 def test_an_exit_1_with_no_error_line_says_whether_the_rank_spoke_at_all(
-    tmp_path: Path, own_lines: bool, said: str
+    tmp_path: Path, own_lines: bool, cause: Cause, said: str
 ) -> None:
-    """`no message` is a claim only where the rank's own lines are in the logs; with the launcher's report alone,
-    the detail says that the rank's output is missing, not that it was silent."""
+    """`no message` is a claim only where the rank's own lines are in the logs. With torchrun's report alone, the
+    script's exit status 1 is how Python ends after an uncaught exception, whose traceback is not here."""
     console = (step_lines(1, 3) if own_lines else "") + failed(1, 1, 4201)
     d = run(tmp_path, {"console.log": console})
     first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (1, cause)
+    assert said in first.detail
+    assert d.verdict.confidence is Confidence.MEDIUM
+
+
+@pytest.mark.parametrize(
+    "report",
+    [
+        "mpirun detected that one or more processes exited with non-zero status, thus causing\nthe job to be "
+        "terminated. The first process to do so was:\n\n  Process name: [[2663,1],1]\n  Exit code:    1\n",
+        "torch.multiprocessing.spawn.ProcessExitedException: process 1 terminated with exit code 1\n",
+    ],
+)
+def test_an_exit_1_of_a_program_not_known_as_a_python_script_stays_an_exit_with_no_message(
+    tmp_path: Path, report: str
+) -> None:
+    """mpirun runs any program; mp.spawn's wrapper reports an exception itself, so its bare exit 1 is a sys.exit."""
+    d = run(tmp_path, {"console.log": report})
+    first = d.verdict.first_death
     assert first is not None and (first.rank, first.cause) == (1, Cause.SILENT_EXIT)
-    assert said in first.detail and (own_lines or "no message in these logs" in first.detail)
+    assert "no message in these logs" in first.detail
 
 
 _AGENT = "W0823 16:54:02.337000 4100 torch/distributed/elastic/"

@@ -995,6 +995,8 @@ def _candidate(tl: Timeline, r: RankState, teardown: datetime | None, began: dat
         cause, detail = said, f"exit code {code}; {_label(said)}, said by the line that reports the exit"
     elif (crash := windows_crash(code)) is not None:
         cause, detail = crash[1], f"exit code {code} ({crash[0]}, a Windows crash)"
+    elif code in _EXITS_OF[Cause.PYTHON_EXCEPTION] and _python_unseen(tl, r):
+        cause, detail = Cause.PYTHON_EXCEPTION, f"exit code {code}{_UNSEEN_RAISE[code]}"
     else:
         cause = signal_cause(-code) if code < 0 else Cause.SILENT_EXIT
         detail = f"exit code {code}" + (f" ({signal_name(-code)})" if code < 0 else _no_message(tl, r))
@@ -1017,12 +1019,30 @@ def _candidate(tl: Timeline, r: RankState, teardown: datetime | None, began: dat
 def _no_message(tl: Timeline, r: RankState) -> str:
     """What an exit status alone leaves unsaid: the rank printed nothing of its failure, or these logs hold
     none of its own lines (only a launcher's report of its exit), so whether it did is not known."""
-    spoke = (
+    return ", no message" if _spoke(tl, r) else ", no message in these logs: none of its own lines are here"
+
+
+def _spoke(tl: Timeline, r: RankState) -> bool:
+    """Whether any of the rank's own lines are here, beyond a launcher's report of its exit or teardown."""
+    return (
         r.last_seen is not None
         or r.rank in tl.quiet
         or any(not {Effect.EXIT, Effect.TEARDOWN} & tl.events[i].effects for i in r.events)
     )
-    return ", no message" if spoke else ", no message in these logs: none of its own lines are here"
+
+
+def _python_unseen(tl: Timeline, r: RankState) -> bool:
+    """A Python script run as a process (the exit report's rule says so: `python_script`) none of whose own
+    lines are here: its exit status 1 is then the end of an uncaught exception, likelier than a silent exit,
+    which only its own lines, showing none, could tell. Not mp.spawn's `terminated with exit code 1`: its
+    wrapper reports what the process raised itself, so an exit status alone there is a `sys.exit`."""
+    return r.exit is not None and tl.events[r.exit.event].facts.get("python_script") == "1" and not _spoke(tl, r)
+
+
+_UNSEEN_RAISE = {
+    1: ", the status Python ends with after an uncaught exception; none of the rank's own lines are here to show it",
+    2: ", the status of argparse's usage error (a SystemExit); none of the rank's own lines are here to show it",
+}
 
 
 def _exit_cause(e: Event) -> Cause | None:
