@@ -982,6 +982,25 @@ def test_ranks_of_a_tie_are_not_ruled_out_as_later(tmp_path: Path) -> None:
     assert not any("later" in r.why for r in d.verdict.ruled_out)
 
 
+@pytest.mark.parametrize(("code", "cause"), [(1, Cause.PYTHON_EXCEPTION), (-7, Cause.BUS_ERROR)])
+def test_a_tie_whose_root_cause_entry_is_cut_before_its_exit_takes_the_cause_the_others_give(
+    tmp_path: Path, code: int, cause: Cause
+) -> None:
+    """The Root Cause entry (rank 1) is cut before its `exitcode`; rank 3 failed in the same second with a status:
+    nothing orders them, and every status the lines give is the tie's cause."""
+    head = "[{n}]:\n  time      : 2026-09-07_13:02:58\n  host      : localhost\n  rank      : {r} (local_rank: {r})\n"
+    table = (
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n" + "=" * 60 + "\ntrain.py FAILED\n"
+        + "-" * 60 + "\nFailures:\n" + head.format(n=1, r=3) + f"  exitcode  : {code} (pid: 14692)\n"
+        + "  error_file: <N/A>\n" + "-" * 60 + "\nRoot Cause (first observed failure):\n" + head.format(n=0, r=1)
+    )  # fmt: skip
+    d = run(tmp_path, {"console.log": table})
+    first = d.verdict.first_death
+    assert d.verdict.outcome is Outcome.UNDETERMINED and d.verdict.confidence is Confidence.LOW
+    assert first is not None and (first.rank, first.cause, first.method) == (None, cause, "tie")
+    assert any("every status they give is" in step for step in d.verdict.reasoning)
+
+
 def _barrier_done(rank: int, world: int) -> str:
     return (
         f"INFO:torch.distributed.distributed_c10d:Rank {rank}: Completed store-based barrier for "

@@ -1334,7 +1334,7 @@ def _name_death(tl: Timeline, f: Findings, skew: timedelta) -> None:
     others = f.candidates[1:]
     e = tl.events[first.evidence[0]]
     unordered = [c for c in others if not _ordered(tl, first, c, skew)]
-    alike = [c for c in unordered if c.from_exit_only and c.cause is first.cause]
+    alike = [c for c in unordered if c.from_exit_only and _alike(tl, first, c)]
     if first.from_exit_only and alike:
         _undetermined_tie(tl, f, first, alike)
         return
@@ -1491,6 +1491,17 @@ def _one_unranked_raise(f: Findings) -> Unattributed | None:
     return raised[0] if len({u.cause for u in raised}) == 1 else None
 
 
+def _alike(tl: Timeline, first: Candidate, other: Candidate) -> bool:
+    """Two exits that cannot be told apart by how they ended: the same cause, or one whose status the lines
+    do not give (a failure table's entry cut before its `exitcode`), which may be the other's."""
+    return other.cause is first.cause or None in (_exit_status(tl, first), _exit_status(tl, other))
+
+
+def _exit_status(tl: Timeline, c: Candidate) -> int | None:
+    r = tl.ranks.get(c.rank) if c.rank is not None else None
+    return r.exit.code if r is not None and r.exit is not None else None
+
+
 def _undetermined_tie(tl: Timeline, f: Findings, first: Candidate, alike: list[Candidate]) -> None:
     """Several ranks ended the same way (all SIGABRT, all SIGKILL) and nothing orders them: the exits
     alone cannot say who went first (a watchdog's abort hits every rank in the same second)."""
@@ -1504,6 +1515,15 @@ def _undetermined_tie(tl: Timeline, f: Findings, first: Candidate, alike: list[C
         f"rank(s) {ranges(ranks)} all ended with the same exit ({f.first.detail}) and nothing orders them: "
         "an exit status alone cannot say which died first"
     ]
+    if len({c.cause for c in [first, *alike]}) > 1:  # a status not in the lines: the others' cause, if they share one
+        known = {c.cause for c in [first, *alike] if _exit_status(tl, c) is not None}
+        cause = known.pop() if len(known) == 1 else None
+        f.first = replace(f.first, cause=cause, detail=f"{_label(cause)} by every status given") if cause else None
+        f.reasoning[:] = [
+            f"rank(s) {ranges(ranks)} ended together, known by their exits alone, and the lines do not give the "
+            "status of every one of them: nothing orders them"
+            + (f"; every status they give is {_label(cause)}" if cause else ", and how the first ended is not known")
+        ]
     f.cap(Confidence.LOW, "several ranks ended the same way and no line of their own orders them")
     f.fetch_next.append(f"the own logs (stderr) of rank(s) {ranges(ranks)}: the first error line decides it")
     _what_to_fetch(tl, f)
