@@ -194,6 +194,10 @@ OPENS_CUT = "opens_cut"
 # or exception of its channel was read in the REPORT_LINES lines before it (assemble.py).
 REPORT_TAIL = "report_tail"
 REPORT_LINES = 60
+# The static fact of a rule whose line, inside an error report, names what the report's head cause was of (the
+# network layer at the bottom of MPICH's error stack under its `Abort(...)` line): the nearest cause of the same
+# process in the REPORT_LINES lines before it takes this line's cause and shows it as evidence (assemble.py).
+REFINES = "refines"
 # The static fact of a rule whose line says that a launcher itself received a stop signal (`signal`) from outside
 # and stopped the job (torchrun's `Received 15 death signal`), or that the scheduler preempted it (submitit's
 # `this job is preempted`, no `signal`): where no rank's own failure is seen, the job was killed, by whom the logs

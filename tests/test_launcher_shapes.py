@@ -687,3 +687,32 @@ def test_no_rank_is_taken_for_untagged_failures_of_a_bigger_or_unstated_job(tmp_
     d = run(tmp_path, {"console.log": command + "\nready to train!\n" + _BUS})
     first = d.verdict.first_death
     assert first is not None and (first.rank, first.cause) == (None, Cause.BUS_ERROR)
+
+
+_CRAY_HEAD = (
+    "MPICH ERROR [Rank 409] [job id 3072903.0] [Wed Aug 31 00:41:07 2022] [nid001780] - Abort(740940175) "
+    "(rank 409 in comm 0): Fatal error in PMPI_Send: Other MPI error, error stack:\n"
+)
+_OFI_STACK = (
+    "PMPI_Send(163).................: MPI_Send(buf=0x7fad8a147f90, count=1706944, MPI_CHAR, dest=408) failed\n"
+    "MPID_Progress_wait(184)........: \n"
+    "MPIDI_OFI_handle_cq_error(1059): OFI poll failed (ofi_events.c:1061:MPIDI_OFI_handle_cq_error:"
+    "Input/output error - CANCELED)\n"
+)
+
+
+def test_the_network_layer_at_the_bottom_of_mpichs_error_stack_is_the_aborted_ranks_cause(tmp_path: Path) -> None:
+    """Cray MPICH's abort names the rank; the untagged stack under it ends in libfabric's completion error: the
+    abort was of a network error at that rank, shown with both lines, and the fix is the network rule's."""
+    d = run(tmp_path, {"console.log": _CRAY_HEAD + _OFI_STACK})
+    first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (409, Cause.NCCL_ERROR)
+    assert first.rule == "mpi.mpich-stack-network-error"
+    assert [e.where.line for e in first.evidence][:2] == [1, 4]
+
+
+def test_a_network_stack_line_with_no_head_before_it_is_a_network_error_of_no_rank(tmp_path: Path) -> None:
+    d = run(tmp_path, {"console.log": "step 3 done\n" + _OFI_STACK})
+    first = d.verdict.first_death
+    assert d.verdict.outcome is Outcome.UNDETERMINED
+    assert first is not None and (first.rank, first.cause) == (None, Cause.NCCL_ERROR)

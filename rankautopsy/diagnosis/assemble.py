@@ -17,6 +17,7 @@ from rankautopsy.model import (
     ABOUT_ANOTHER,
     FALLS_BACK,
     OPENS_CUT,
+    REFINES,
     RELAYS,
     REPORT_LINES,
     REPORT_TAIL,
@@ -562,7 +563,34 @@ def build_events(
             continue
         events.append(_event(stream, hit, rules, absorbed, budget, known))
     events.sort(key=lambda e: e.where.line)
-    return _thinned(_fallen_back(_untold_tails(_one_per_line(events))))
+    return _thinned(_fallen_back(_refined(_untold_tails(_one_per_line(events)))))
+
+
+def _refined(events: list[Event]) -> list[Event]:
+    """A line that names what an error report's head was of (`REFINES`: the network layer at the bottom of
+    MPICH's error stack) gives its cause to the nearest cause of the same process in the `REPORT_LINES` lines
+    before it (an untagged stack line, to the nearest of any rank: the head that tagged the report), whose line,
+    rank and effects it keeps; the event is then this line's rule's, which says what the cause was and what to do.
+    With no such head it stands alone."""
+    out: list[Event | None] = list(events)
+    for k, told in enumerate(events):
+        if told.facts.get(REFINES) != "1":
+            continue
+        for j in range(k - 1, -1, -1):
+            head = out[j]
+            if head is None:
+                continue
+            if told.where.line - head.where.line > REPORT_LINES:
+                break
+            ours = told.rank is None or _same_process(head, told)
+            if head.role is Role.CAUSE and REFINES not in head.facts and ours:
+                own = {k: v for k, v in told.facts.items() if k != REFINES}
+                facts = own | dict(head.facts) | {"head_rule": head.rule}
+                lines = (*head.lines, Evidence(told.where, told.text))
+                refined = dataclasses.replace(head, rule=told.rule, cause=told.cause, facts=facts, lines=lines)
+                out[j], out[k] = refined, None
+                break
+    return [e for e in out if e is not None]
 
 
 def _fallen_back(events: list[Event]) -> list[Event]:
