@@ -584,7 +584,7 @@ def _refined(events: list[Event]) -> list[Event]:
                 break
             ours = told.rank is None or _same_process(head, told)
             if head.role is Role.CAUSE and REFINES not in head.facts and ours:
-                own = {k: v for k, v in told.facts.items() if k != REFINES}
+                own = {name: value for name, value in told.facts.items() if name != REFINES}
                 facts = own | dict(head.facts) | {"head_rule": head.rule}
                 lines = (*head.lines, Evidence(told.where, told.text))
                 refined = dataclasses.replace(head, rule=told.rule, cause=told.cause, facts=facts, lines=lines)

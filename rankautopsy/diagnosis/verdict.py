@@ -255,7 +255,7 @@ def _every_rank_waited(tl: Timeline, f: Findings) -> bool:
     world = tl.world
     if world is None or world < 2 or set(tl.ranks) != set(range(world)) or set(f.collateral) != set(tl.ranks):
         return False
-    if f.unattributed or _cut_off(tl) or not _only_stopped_loose(tl):
+    if f.unattributed or _cut_off(tl) or not _only_stopped(tl, of_ranks=False):
         return False
     if any(_first_symptom_cause(tl, r) not in _WATCHDOG for r in tl.ranks):
         return False
@@ -281,11 +281,6 @@ def _every_rank_waited(tl: Timeline, f: Findings) -> bool:
         "collective each rank last called, to find the rank that called a different one or none"
     )
     return True
-
-
-def _only_stopped_loose(tl: Timeline) -> bool:
-    codes = [exit_code(tl.events[i].facts) for i in tl.loose_exits]
-    return all(code in (0, None) or as_signal(code) in OUTSIDE_STOPS for code in codes)
 
 
 def _left_out_of_the_teardown(tl: Timeline, f: Findings) -> None:
@@ -397,10 +392,11 @@ def _ended_from_outside(tl: Timeline, f: Findings) -> Event | None:
     return next((e for e in ends if "at" in e.facts), ends[0] if ends else None)
 
 
-def _only_stopped(tl: Timeline) -> bool:
-    """Whether every exit reported, of a rank or tied to none, was a success or a stop signal from outside."""
+def _only_stopped(tl: Timeline, of_ranks: bool = True) -> bool:
+    """Whether every exit reported, of a rank or tied to none (only those with `of_ranks` false), was a success or
+    a stop signal from outside."""
     codes = [exit_code(tl.events[i].facts) for i in tl.loose_exits]
-    codes += [r.exit.code for r in tl.ranks.values() if r.exit is not None]
+    codes += [r.exit.code for r in tl.ranks.values() if r.exit is not None and of_ranks]
     return all(code in (0, None) or as_signal(code) in OUTSIDE_STOPS for code in codes)
 
 
