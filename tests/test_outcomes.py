@@ -1023,3 +1023,20 @@ def test_ranks_waiting_in_a_job_of_unknown_size_stay_undetermined(tmp_path: Path
     d = run(tmp_path, {f"rank{r}.log": step_lines(r, 3) + watchdog(r, 9, 9, 8) for r in (0, 1)})
     assert d.verdict.outcome is Outcome.UNDETERMINED
     assert d.verdict.first_death is None
+
+
+_TIME_LIMIT = "slurmstepd: error: *** JOB 313794 ON node049 CANCELLED AT 2021-09-26T15:36:54 DUE TO TIME LIMIT ***\n"
+
+
+@pytest.mark.parametrize(
+    ("before", "confidence"), [("", Confidence.MEDIUM), ("step 40/100 loss 0.52\n", Confidence.HIGH)]
+)
+def test_a_time_limit_is_high_only_where_a_progress_line_shows_the_job_was_working(
+    tmp_path: Path, before: str, confidence: Confidence
+) -> None:
+    """A job that hung, or lost a rank to a failure no rule reads, also runs into its limit: without a progress line
+    the time limit is no certain first end."""
+    d = run(tmp_path, {"slurm-313794.out": "Floating point exception!\n" + before + _TIME_LIMIT})
+    first = d.verdict.first_death
+    assert first is not None and (first.rank, first.cause) == (None, Cause.TIME_LIMIT)
+    assert d.verdict.confidence is confidence

@@ -1383,6 +1383,12 @@ def _name_death(tl: Timeline, f: Findings, skew: timedelta) -> None:
             f.cap(Confidence.LOW, "several ranks died and this one left only an exit status")
     if first.inferred:
         f.cap(Confidence.MEDIUM, "the cause is inferred from a line not tied to this rank")
+    if first.cause is Cause.TIME_LIMIT and not any(ev.role is Role.PROGRESS for ev in tl.events):
+        f.cap(
+            Confidence.MEDIUM,
+            "no progress line shows the job still working when its limit came: it may have stalled, or lost a rank, "
+            "before it",
+        )
     if len(tl.ranks) == 1 and not tl.quiet and (tl.world or 2) > 1:
         f.cap(Confidence.MEDIUM, "only this rank's lines were seen: another rank may have died first unseen")
     if first.rank is not None and _by_relayed_index_only(tl, first.rank, e):
