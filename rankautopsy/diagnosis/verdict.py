@@ -261,16 +261,8 @@ def _every_rank_waited(tl: Timeline, f: Findings) -> bool:
         return False
     waits = [i for r in sorted(tl.ranks) for i in tl.ranks[r].events if is_symptom(tl.events[i])][:2]
     f.notes = [n for n in f.notes if n != _NO_SUSPECT]  # every rank of the job is seen here
-    f.outcome = Outcome.HANG
-    f.first = FirstDeath(
-        rank=None,
-        cause=Cause.HANG,
-        rule=None,
-        method="all_waited",
-        detail=f"all {world} ranks of the job timed out waiting in a collective; none died",
-        evidence=_evidence(tl, waits),
-    )
-    f.culprit_events = waits
+    detail = f"all {world} ranks of the job timed out waiting in a collective; none died"
+    _hang_of_no_rank(tl, f, "all_waited", detail, waits)
     f.cap(Confidence.MEDIUM, "no culprit is named: every rank was waiting, none is shown to have stopped first")
     f.reasoning.append(
         f"all {world} ranks of the job ({ranges(sorted(tl.ranks))}) timed out waiting in a collective and none "
@@ -469,16 +461,7 @@ def _hung_without_culprit(tl: Timeline, f: Findings) -> bool:
         return True
     e = tl.events[stalls[0]]
     who = f"rank {e.rank}" if e.rank is not None else "a process"
-    f.outcome = Outcome.HANG
-    f.first = FirstDeath(
-        rank=None,
-        cause=Cause.HANG,
-        rule=None,
-        method="stalled",
-        detail=e.text.strip()[:200],
-        evidence=_evidence(tl, stalls[:2]),
-    )
-    f.culprit_events = stalls[:2]
+    _hang_of_no_rank(tl, f, "stalled", e.text.strip()[:200], stalls[:2])
     f.cap(Confidence.MEDIUM, "no culprit is named: the lines show the job stuck, not which rank it waited for")
     f.reasoning.append(f"{who} was alive and stuck, per {e.where.source}:{e.where.line} ({e.rule})")
     f.reasoning.append(
@@ -490,6 +473,15 @@ def _hung_without_culprit(tl: Timeline, f: Findings) -> bool:
         "inside the collective the others wait in"
     )
     return True
+
+
+def _hang_of_no_rank(tl: Timeline, f: Findings, method: str, detail: str, events: list[int]) -> None:
+    """The job hung and no rank is named: `first_death` carries the hang with `rank: null`, shown by `events`."""
+    f.outcome = Outcome.HANG
+    f.first = FirstDeath(
+        rank=None, cause=Cause.HANG, rule=None, method=method, detail=detail, evidence=_evidence(tl, events)
+    )
+    f.culprit_events = events
 
 
 def _stalled_but_one(tl: Timeline, stalls: list[int], f: Findings) -> bool:
