@@ -190,6 +190,28 @@ def test_srun_kill_on_bad_exit_sweeps_the_terminated_tasks(tmp_path: Path) -> No
     assert fates(d) == {0: Fate.TORN_DOWN, 1: Fate.TORN_DOWN, 2: Fate.FIRST_DEATH, 3: Fate.TORN_DOWN}
 
 
+@pytest.mark.parametrize(
+    ("cancel", "outcome"),
+    [
+        ("*** JOB 1234 ON node01 CANCELLED AT 2026-11-29T07:00:05 ***", Outcome.UNDETERMINED),
+        ("*** JOB 1234 CANCELLED AT 2026-11-29T07:00:05 *** on node01", Outcome.UNDETERMINED),
+        ("*** JOB 1234 ON node01 CANCELLED AT 2026-11-29T07:00:05 DUE TO TIME LIMIT ***", Outcome.FIRST_DEATH),
+        ("*** JOB 1234 CANCELLED AT 2026-11-29T07:00:05 DUE TO TIME LIMIT on node01 ***", Outcome.FIRST_DEATH),
+    ],
+)
+def test_slurmstepds_older_word_order_ends_the_job_as_the_newer_one_does(
+    tmp_path: Path, cancel: str, outcome: Outcome
+) -> None:
+    """SLURM up to 15.08 put the host after the time (`CANCELLED AT T *** on host`): the same end of the job."""
+    log = srun_steps(range(2)) + f"slurmstepd: error: {cancel}\nsrun: error: node01: tasks 0-1: Killed\n"
+    d = run(tmp_path, {"slurm-1234.out": log})
+    assert d.verdict.outcome is outcome
+    first = d.verdict.first_death
+    if outcome is Outcome.FIRST_DEATH:
+        assert first is not None and (first.rank, first.cause) == (None, Cause.TIME_LIMIT)
+    assert fates(d) == {0: Fate.TORN_DOWN, 1: Fate.TORN_DOWN}
+
+
 def test_srun_wait_timer_names_the_task_that_exited_while_the_others_ran(tmp_path: Path) -> None:
     """`srun --wait`: the first task's exit starts a timer; srun then lists the task states and kills the tasks
     still running. The task listed as `exited` ended first; the job was not stopped from outside."""
