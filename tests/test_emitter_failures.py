@@ -938,3 +938,31 @@ def test_an_mpich_abort_a_peer_can_cause_names_its_rank_only_where_no_other_rank
     peer = "step 3\nFatal Python error: Segmentation fault\n"
     beside = run(tmp_path / "beside", {"console.log": abort, "rank_7.log": peer})
     assert first(beside) == (7, Cause.SEGFAULT)
+
+
+_LAMMPS_THERMO = "Step Temp E_pair\n  100 300.0 -1234.5\n  200 301.2 -1234.1\n"
+
+
+@pytest.mark.parametrize(
+    ("message", "cause"),
+    [
+        ("Bond atoms 1021 1022 missing at step 41300 (src/MOLECULE/ntopo_bond_all.cpp:59)", Cause.ABORT),
+        (
+            "DeePMD-kit C API Error: DeePMD-kit Error: CUDA Runtime library throws an error: an illegal memory "
+            "access was encountered, in file /w/prod_env_mat.cu: 625 (src/pair_deepmd.cpp:634)",
+            Cause.CUDA_ERROR,
+        ),
+        (
+            "DeePMD-kit C API Error: DeePMD-kit Error: CUDA Runtime library throws an error: out of memory, in "
+            "file /w/prod_env_mat.cu: 625 (src/pair_deepmd.cpp:634)",
+            Cause.CUDA_OOM,
+        ),
+    ],
+)
+def test_lammps_error_on_one_proc_names_that_rank_and_the_library_error_it_carries(
+    tmp_path: Path, message: str, cause: Cause
+) -> None:
+    """LAMMPS's Error::one names the process that hit the error, then MPI_Abort ends the rest; a GPU
+    runtime error DeePMD-kit raised into it is what that process died of."""
+    d = run(tmp_path, {"log.lammps": _LAMMPS_THERMO + f"ERROR on proc 5: {message}\nLast command: run 1000\n"})
+    assert first(d) == (5, cause)

@@ -571,12 +571,14 @@ def _refined(events: list[Event]) -> list[Event]:
     MPICH's error stack) gives its cause to the nearest cause of the same process in the `REPORT_LINES` lines
     before it (an untagged stack line, to the nearest of any rank: the head that tagged the report), whose line,
     rank and effects it keeps; the event is then this line's rule's, which says what the cause was and what to do.
+    A head on the line itself comes first (LAMMPS's `ERROR on proc N: ...` around the library's own message).
     With no such head it stands alone."""
     out: list[Event | None] = list(events)
     for k, told in enumerate(events):
         if told.facts.get(REFINES) != "1":
             continue
-        for j in range(k - 1, -1, -1):
+        same_line = [j for j in range(k + 1, len(events)) if events[j].where.line == told.where.line]
+        for j in (*same_line, *range(k - 1, -1, -1)):
             head = out[j]
             if head is None:
                 continue
