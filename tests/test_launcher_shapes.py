@@ -212,6 +212,23 @@ def test_slurmstepds_older_word_order_ends_the_job_as_the_newer_one_does(
     assert fates(d) == {0: Fate.TORN_DOWN, 1: Fate.TORN_DOWN}
 
 
+@pytest.mark.parametrize(
+    ("status", "named"), [("Segmentation fault (core dumped)", 3), ("Exited with exit code 1", None)]
+)
+def test_a_crash_srun_saw_before_it_began_terminating_the_step_comes_first(
+    tmp_path: Path, status: str, named: int | None
+) -> None:
+    """srun's `Terminating` follows the first abnormal exit it saw: a crash reported above it came before the ones
+    reported below, whatever their signal. An exit status 1 is no such order: a process returns it on the error it
+    raised for a peer's loss, too."""
+    log = srun_steps(range(4)) + f"srun: error: node03: task 3: {status}\nsrun: Terminating StepId=1234.0\n"
+    log += "".join(f"srun: error: node0{r}: task {r}: {status}\n" for r in (1, 2, 0))
+    d = run(tmp_path, {"slurm-1234.out": log})
+    first = d.verdict.first_death
+    assert first is not None and first.rank == named
+    assert d.verdict.outcome is (Outcome.FIRST_DEATH if named is not None else Outcome.UNDETERMINED)
+
+
 def test_srun_wait_timer_names_the_task_that_exited_while_the_others_ran(tmp_path: Path) -> None:
     """`srun --wait`: the first task's exit starts a timer; srun then lists the task states and kills the tasks
     still running. The task listed as `exited` ended first; the job was not stopped from outside."""

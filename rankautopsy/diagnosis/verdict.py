@@ -1322,7 +1322,7 @@ def _name_death(tl: Timeline, f: Findings, skew: timedelta) -> None:
     others = f.candidates[1:]
     e = tl.events[first.evidence[0]]
     unordered = [c for c in others if not _ordered(tl, first, c, skew)]
-    alike = [c for c in unordered if c.from_exit_only and _alike(tl, first, c)]
+    alike = [c for c in unordered if c.from_exit_only and _alike(tl, first, c) and not _teardown_between(tl, first, c)]
     if first.from_exit_only and alike:
         _undetermined_tie(tl, f, first, alike)
         return
@@ -1489,6 +1489,22 @@ def _alike(tl: Timeline, first: Candidate, other: Candidate) -> bool:
     """Two exits that cannot be told apart by how they ended: the same cause, or one whose status the lines
     do not give (a failure table's entry cut before its `exitcode`), which may be the other's."""
     return other.cause is first.cause or None in (_exit_status(tl, first), _exit_status(tl, other))
+
+
+def _teardown_between(tl: Timeline, first: Candidate, other: Candidate) -> bool:
+    """The launcher reported first's death by a signal, then began stopping the job (srun's `Terminating` after
+    the first abnormal exit it saw), then other's, in one stream: it had seen first's crash before other's. Not
+    for an exit status, which a process also returns on the error it raised for a peer's loss."""
+    status = _exit_status(tl, first)
+    if status is None or status >= 0:
+        return False
+    a, b = (tl.events[c.evidence[0]].where if c.evidence else None for c in (first, other))
+    if a is None or b is None or a.source != b.source or a.line >= b.line:
+        return False
+    return any(
+        Effect.TEARDOWN in e.effects and e.where.source == a.source and a.line < e.where.line < b.line
+        for e in tl.events
+    )
 
 
 def _exit_status(tl: Timeline, c: Candidate) -> int | None:
