@@ -966,3 +966,18 @@ def test_lammps_error_on_one_proc_names_that_rank_and_the_library_error_it_carri
     runtime error DeePMD-kit raised into it is what that process died of."""
     d = run(tmp_path, {"log.lammps": _LAMMPS_THERMO + f"ERROR on proc 5: {message}\nLast command: run 1000\n"})
     assert first(d) == (5, cause)
+
+
+def test_wrfs_fatal_called_in_a_tasks_rsl_file_names_that_task(tmp_path: Path) -> None:
+    """RSL_LITE writes one rsl.error.NNNN per MPI task; wrf_error_fatal3 prints its banner there and aborts.
+    The other tasks' files are here with nothing a rule reads: they logged lines, they did not go unseen."""
+    files = {f"rsl.error.{r:04d}": f" taskid: {r} hostname: node01\n Ntasks in X 2, ntasks in Y 2\n" for r in range(4)}
+    files["rsl.error.0002"] += (
+        "-------------- FATAL CALLED ---------------\nFATAL CALLED FROM FILE:  <stdin>  LINE:    2963\n"
+        " mismatch_landmask_ivgtyp\n-------------------------------------------\n"
+    )
+    d = run(tmp_path, files)
+    assert first(d) == (2, Cause.ABORT)
+    assert d.verdict.confidence is Confidence.MEDIUM
+    assert any("0-1 logged lines here" in why for why in d.verdict.caps)
+    assert not any("left no log here" in why for why in d.verdict.caps)

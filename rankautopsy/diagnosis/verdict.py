@@ -542,7 +542,7 @@ def _head_cut(e: Event) -> bool:
 
 
 def _what_to_fetch(tl: Timeline, f: Findings) -> None:
-    missing = _missing_ranks(tl)
+    missing = [r for r in _missing_ranks(tl) if r not in tl.quiet]
     if missing:
         f.fetch_next.append(f"the logs of rank(s) {ranges(missing)}: they left no line here")
     if f.unattributed:
@@ -633,12 +633,15 @@ def _unattributed(tl: Timeline, candidates: Sequence[Candidate]) -> list[Unattri
 
 def _cap_for_the_unseen(tl: Timeline, f: Findings) -> None:
     """What the logs do not show can lower the confidence in a named culprit."""
-    missing = _missing_ranks(tl, below_highest=True)
-    if missing and f.first is not None and f.first.rank is not None:
-        f.cap(
-            Confidence.MEDIUM, f"rank(s) {ranges(missing)} of the job left no log here: one of them may have died first"
-        )
-        f.fetch_next.append(f"the logs of rank(s) {ranges(missing)}")
+    unseen = _missing_ranks(tl, below_highest=True)
+    missing = [r for r in unseen if r not in tl.quiet]
+    if unseen and f.first is not None and f.first.rank is not None:
+        quiet = sorted(set(unseen) & set(tl.quiet))
+        told = [f"rank(s) {ranges(missing)} of the job left no log here"] if missing else []
+        told += [f"rank(s) {ranges(quiet)} logged lines here but no end and nothing a rule reads"] if quiet else []
+        f.cap(Confidence.MEDIUM, "; ".join(told) + ": one of them may have died first")
+        if missing:
+            f.fetch_next.append(f"the logs of rank(s) {ranges(missing)}")
     first = f.first
     earlier = [
         u

@@ -17,6 +17,8 @@ _WORKER_NAME = recache.compile(
 )
 # Paddle's launcher: <log_dir>/workerlog.N, N the worker's index in its pod (a local rank)
 _PADDLE_WORKER = recache.compile(r"^workerlog\.(?P<n>\d{1,9})$")
+# WRF's RSL_LITE (WRF, WRF-Chem, COAWST): rsl.error.NNNN and rsl.out.NNNN, NNNN the task's MPI rank
+_WRF_RSL = recache.compile(r"^rsl\.(?:error|out)\.(?P<n>\d{4,9})$")
 # torchrun --log-dir: <run>/attempt_N/<local_rank>/{stdout,stderr}.log|error.json
 _ATTEMPT = recache.compile(r"^attempt_(?P<attempt>\d{1,9})$")
 
@@ -36,7 +38,7 @@ def rank_from_path(path: PurePath, *, kubeflow: bool = False) -> PathRank:
     name = path.name
     if m := _PADDLE_WORKER.match(name):
         return PathRank(local_rank=int(m["n"]))
-    if m := _RANK_NAME.search(name):
+    if m := _RANK_NAME.search(name) or _WRF_RSL.match(name):
         return PathRank(rank=int(m["n"]))
     if m := _WORKER_NAME.search(name):
         n = int(m["n"])
