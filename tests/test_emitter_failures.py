@@ -981,3 +981,14 @@ def test_wrfs_fatal_called_in_a_tasks_rsl_file_names_that_task(tmp_path: Path) -
     assert d.verdict.confidence is Confidence.MEDIUM
     assert any("0-1 logged lines here" in why for why in d.verdict.caps)
     assert not any("left no log here" in why for why in d.verdict.caps)
+
+
+def test_gfortrans_signal_report_is_the_crash_of_the_process_that_printed_it(tmp_path: Path) -> None:
+    """libgfortran's backtrace handler prints the signal it got, then re-raises it; gdb's own report (a comma)
+    is not a crash of the job."""
+    crash = "Program received signal SIGSEGV: Segmentation fault - invalid memory reference.\n"
+    console = "".join(f"[1,{r}]<stdout>: iteration 10 residual 1.0e-3\n" for r in range(3))
+    console += f"[1,2]<stderr>:\n[1,2]<stderr>:{crash}[1,2]<stderr>:\n[1,2]<stderr>:Backtrace for this error:\n"
+    assert first(run(tmp_path / "mpi", {"console.log": console})) == (2, Cause.SEGFAULT)
+    gdb = "Program received signal SIGSEGV, Segmentation fault.\n0x00005555 in main () at t.c:4\n"
+    assert run(tmp_path / "gdb", {"console.log": gdb}).verdict.first_death is None
