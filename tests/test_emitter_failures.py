@@ -992,3 +992,14 @@ def test_gfortrans_signal_report_is_the_crash_of_the_process_that_printed_it(tmp
     assert first(run(tmp_path / "mpi", {"console.log": console})) == (2, Cause.SEGFAULT)
     gdb = "Program received signal SIGSEGV, Segmentation fault.\n0x00005555 in main () at t.c:4\n"
     assert run(tmp_path / "gdb", {"console.log": gdb}).verdict.first_death is None
+
+
+def test_mvapichs_mpispawn_names_the_rank_whose_signal_aborted_the_job(tmp_path: Path) -> None:
+    console = (
+        "[n01:mpispawn_0][child_handler] MPI process (rank: 3, pid: 39547) terminated with signal 11 -> abort job\n"
+        "[n01:mpispawn_0][readline] Unexpected End-Of-File on file descriptor 6. MPI process died?\n"
+        "[n01:mpirun_rsh][process_mpispawn_connection] mpispawn_0 from node n01 aborted: MPI process error (1)\n"
+    )
+    d = run(tmp_path, {"console.log": console})
+    assert first(d) == (3, Cause.SEGFAULT)
+    assert d.ranks[0].pid == 39547
