@@ -32,6 +32,7 @@ from rankautopsy.model import (
     Event,
     Evidence,
     FirstDeath,
+    Location,
     Outcome,
     Phase,
     Role,
@@ -1324,8 +1325,9 @@ def _name_death(tl: Timeline, f: Findings, skew: timedelta) -> None:
     first = f.candidates[0]
     others = f.candidates[1:]
     e = tl.events[first.evidence[0]]
+    stopping = _teardown_after_crash(tl, first)
     unordered = [c for c in others if not _ordered(tl, first, c, skew)]
-    alike = [c for c in unordered if c.from_exit_only and _alike(tl, first, c) and not _teardown_between(tl, first, c)]
+    alike = [c for c in unordered if c.from_exit_only and _alike(tl, first, c) and not _reported_after(tl, c, stopping)]
     if first.from_exit_only and alike:
         _undetermined_tie(tl, f, first, alike)
         return
@@ -1494,20 +1496,21 @@ def _alike(tl: Timeline, first: Candidate, other: Candidate) -> bool:
     return other.cause is first.cause or None in (_exit_status(tl, first), _exit_status(tl, other))
 
 
-def _teardown_between(tl: Timeline, first: Candidate, other: Candidate) -> bool:
-    """The launcher reported first's death by a signal, then began stopping the job (srun's `Terminating` after
-    the first abnormal exit it saw), then other's, in one stream: it had seen first's crash before other's. Not
-    for an exit status, which a process also returns on the error it raised for a peer's loss."""
+def _teardown_after_crash(tl: Timeline, first: Candidate) -> Location | None:
+    """Where the launcher began stopping the job (srun's `Terminating` after the first abnormal exit it saw) after
+    reporting first's death by a signal, in the same stream: it had seen that crash before any it reports below.
+    Not after an exit status, which a process also returns on the error it raised for a peer's loss."""
     status = _exit_status(tl, first)
-    if status is None or status >= 0:
-        return False
-    a, b = (tl.events[c.evidence[0]].where if c.evidence else None for c in (first, other))
-    if a is None or b is None or a.source != b.source or a.line >= b.line:
-        return False
-    return any(
-        Effect.TEARDOWN in e.effects and e.where.source == a.source and a.line < e.where.line < b.line
-        for e in tl.events
-    )
+    if status is None or status >= 0 or not first.evidence:
+        return None
+    at = tl.events[first.evidence[0]].where
+    marks = [e.where for e in tl.events if Effect.TEARDOWN in e.effects and e.where.source == at.source]
+    return min((w for w in marks if w.line > at.line), key=lambda w: w.line, default=None)
+
+
+def _reported_after(tl: Timeline, c: Candidate, mark: Location | None) -> bool:
+    where = tl.events[c.evidence[0]].where if c.evidence else None
+    return mark is not None and where is not None and where.source == mark.source and where.line > mark.line
 
 
 def _exit_status(tl: Timeline, c: Candidate) -> int | None:
