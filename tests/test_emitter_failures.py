@@ -966,6 +966,8 @@ def test_lammps_error_on_one_proc_names_that_rank_and_the_library_error_it_carri
     runtime error DeePMD-kit raised into it is what that process died of."""
     d = run(tmp_path, {"log.lammps": _LAMMPS_THERMO + f"ERROR on proc 5: {message}\nLast command: run 1000\n"})
     assert first(d) == (5, cause)
+    decisive = next(e for e in d.events if e.rank == 5 and e.role is Role.CAUSE)
+    assert all(ev.where != decisive.where for ev in decisive.lines)  # its line once, not again as "see also"
 
 
 def test_wrfs_fatal_called_in_a_tasks_rsl_file_names_that_task(tmp_path: Path) -> None:

@@ -588,7 +588,8 @@ def _refined(events: list[Event]) -> list[Event]:
             if head.role is Role.CAUSE and REFINES not in head.facts and ours:
                 own = {name: value for name, value in told.facts.items() if name != REFINES}
                 facts = own | dict(head.facts) | {"head_rule": head.rule}
-                lines = (*head.lines, Evidence(told.where, told.text))
+                own_line = told.where == head.where  # LAMMPS's error around the library's message
+                lines = head.lines if own_line else (*head.lines, Evidence(told.where, told.text))
                 refined = dataclasses.replace(head, rule=told.rule, cause=told.cause, facts=facts, lines=lines)
                 out[j], out[k] = refined, None
                 break
