@@ -577,8 +577,10 @@ def _refined(events: list[Event]) -> list[Event]:
     for k, told in enumerate(events):
         if told.facts.get(REFINES) != "1":
             continue
-        same_line = [j for j in range(k + 1, len(events)) if events[j].where.line == told.where.line]
-        for j in (*same_line, *range(k - 1, -1, -1)):
+        end = k + 1  # events are in line order: those after it on its own line end where the line changes
+        while end < len(events) and events[end].where.line == told.where.line:
+            end += 1
+        for j in (*range(k + 1, end), *range(k - 1, -1, -1)):
             head = out[j]
             if head is None:
                 continue
